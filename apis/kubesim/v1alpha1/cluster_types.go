@@ -1,0 +1,195 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"net"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// Group, version and kind of the cluster configuration file.
+const (
+	GroupVersion = "kubesim.io/v1alpha1"
+	ClusterKind  = "Cluster"
+)
+
+// DefaultClusterName is the name a cluster gets when none is given.
+const DefaultClusterName = "kubesim"
+
+// Cluster is the configuration of one simulated cluster: what a user writes
+// in `create cluster --config FILE`, and, with Status filled in, what kubesim
+// keeps in the cluster's cluster.yaml.
+type Cluster struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// Name is a DNS label; the kubeconfig context is kubesim-<name>.
+	Name string `json:"name,omitempty"`
+
+	Networking Networking `json:"networking,omitempty"`
+
+	// AuditPolicy is the path of an audit.k8s.io/v1 Policy file; empty
+	// means kubesim's default (metadata of every write).
+	AuditPolicy string `json:"auditPolicy,omitempty"`
+
+	NodeLifecycle NodeLifecycle `json:"nodeLifecycle,omitempty"`
+
+	// Status is written by kubesim, never by users.
+	Status *ClusterStatus `json:"status,omitempty"`
+}
+
+// Networking holds the cluster's addresses.
+type Networking struct {
+	// APIServerPort is the loopback port of the API server; 0 picks a free one.
+	APIServerPort int `json:"apiServerPort,omitempty"`
+	// PodSubnet is the range node pod CIDRs (/24 each) are cut from.
+	PodSubnet string `json:"podSubnet,omitempty"`
+	// ServiceSubnet is the ClusterIP range; it must not overlap PodSubnet.
+	ServiceSubnet string `json:"serviceSubnet,omitempty"`
+}
+
+// NodeLifecycle tunes the node-lifecycle controller, so node failures can
+// be detected in seconds rather than upstream's minutes.
+type NodeLifecycle struct {
+	// NodeMonitorPeriod is how often the controller checks nodes.
+	NodeMonitorPeriod *metav1.Duration `json:"nodeMonitorPeriod,omitempty"`
+	// NodeMonitorGracePeriod is how long a silent node stays Ready.
+	NodeMonitorGracePeriod *metav1.Duration `json:"nodeMonitorGracePeriod,omitempty"`
+	// NodeStartupGracePeriod is how long a new node may take to become Ready.
+	NodeStartupGracePeriod *metav1.Duration `json:"nodeStartupGracePeriod,omitempty"`
+}
+
+// ClusterStatus is what kubesim resolved and chose for the cluster.
+type ClusterStatus struct {
+	KubernetesVersion string      `json:"kubernetesVersion"`
+	KubesimVersion    string      `json:"kubesimVersion"`
+	CreatedAt         metav1.Time `json:"createdAt"`
+	Ports             Ports       `json:"ports"`
+}
+
+// Ports are the loopback ports the cluster's components listen on.
+type Ports struct {
+	APIServer int `json:"apiServer"`
+	Etcd      int `json:"etcd"`
+	EtcdPeer  int `json:"etcdPeer"`
+}
+
+// ParseCluster reads a Cluster config strictly: a field kubesim does not
+// know is an error that names it.
+func ParseCluster(data []byte) (*Cluster, error) {
+	jsonData, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("not valid YAML: %w", err)
+	}
+	c := &Cluster{}
+	// sigs.k8s.io/json names a misplaced field by its path (networking.x).
+	strictErrs, err := kjson.UnmarshalStrict(jsonData, c, kjson.DisallowUnknownFields, kjson.DisallowDuplicateFields)
+	if err != nil {
+		return nil, err
+	}
+	if len(strictErrs) > 0 {
+		return nil, strictErrs[0]
+	}
+	if c.APIVersion != GroupVersion || c.Kind != ClusterKind {
+		return nil, fmt.Errorf("apiVersion/kind: got %q/%q, want %s/%s", c.APIVersion, c.Kind, GroupVersion, ClusterKind)
+	}
+	return c, nil
+}
+
+// SetDefaults fills every unset option with kubesim's default.
+func (c *Cluster) SetDefaults() {
+	c.APIVersion, c.Kind = GroupVersion, ClusterKind
+	if c.Name == "" {
+		c.Name = DefaultClusterName
+	}
+	if c.Networking.PodSubnet == "" {
+		// A /24 per node: a /10 holds 16,384 nodes, as 10.0.<n>.<m>.
+		c.Networking.PodSubnet = "10.0.0.0/10"
+	}
+	if c.Networking.ServiceSubnet == "" {
+		c.Networking.ServiceSubnet = "10.96.0.0/12"
+	}
+	nl := &c.NodeLifecycle
+	setDuration(&nl.NodeMonitorPeriod, 5*time.Second)
+	setDuration(&nl.NodeMonitorGracePeriod, 50*time.Second)
+	setDuration(&nl.NodeStartupGracePeriod, 60*time.Second)
+}
+
+func setDuration(d **metav1.Duration, def time.Duration) {
+	if *d == nil {
+		*d = &metav1.Duration{Duration: def}
+	}
+}
+
+// Validate checks a defaulted config; each error names the field at fault.
+func (c *Cluster) Validate() error {
+	if err := ValidateName(c.Name); err != nil {
+		return err
+	}
+	if p := c.Networking.APIServerPort; p < 0 || p > 65535 {
+		return fmt.Errorf("networking.apiServerPort: %d is not a port number (1-65535, or 0 to pick a free one)", p)
+	}
+	_, pods, err := net.ParseCIDR(c.Networking.PodSubnet)
+	if err != nil || pods.IP.To4() == nil {
+		return fmt.Errorf("networking.podSubnet: %q is not an IPv4 CIDR such as 10.0.0.0/10", c.Networking.PodSubnet)
+	}
+	if ones, _ := pods.Mask.Size(); ones > 24 {
+		return fmt.Errorf("networking.podSubnet: %q is smaller than the /24 each node needs", c.Networking.PodSubnet)
+	}
+	_, services, err := net.ParseCIDR(c.Networking.ServiceSubnet)
+	if err != nil || services.IP.To4() == nil {
+		return fmt.Errorf("networking.serviceSubnet: %q is not an IPv4 CIDR such as 10.96.0.0/12", c.Networking.ServiceSubnet)
+	}
+	if ones, _ := services.Mask.Size(); ones < 12 || ones > 28 {
+		return fmt.Errorf("networking.serviceSubnet: %q must be between a /12 and a /28", c.Networking.ServiceSubnet)
+	}
+	if pods.Contains(services.IP) || services.Contains(pods.IP) {
+		return fmt.Errorf("networking.serviceSubnet: %s overlaps networking.podSubnet %s; choose disjoint ranges", services, pods)
+	}
+	nl := c.NodeLifecycle
+	for _, d := range []struct {
+		field string
+		value *metav1.Duration
+	}{
+		{"nodeLifecycle.nodeMonitorPeriod", nl.NodeMonitorPeriod},
+		{"nodeLifecycle.nodeMonitorGracePeriod", nl.NodeMonitorGracePeriod},
+		{"nodeLifecycle.nodeStartupGracePeriod", nl.NodeStartupGracePeriod},
+	} {
+		if d.value.Duration <= 0 {
+			return fmt.Errorf("%s: must be a positive duration such as 5s, got %s", d.field, d.value.Duration)
+		}
+	}
+	if nl.NodeMonitorGracePeriod.Duration <= nl.NodeMonitorPeriod.Duration {
+		return fmt.Errorf("nodeLifecycle.nodeMonitorGracePeriod: %s must be longer than nodeLifecycle.nodeMonitorPeriod %s",
+			nl.NodeMonitorGracePeriod.Duration, nl.NodeMonitorPeriod.Duration)
+	}
+	return nil
+}
+
+// ValidateName checks that name can name a cluster: a DNS label.
+func ValidateName(name string) error {
+	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+		return fmt.Errorf("invalid cluster name %q: must be a DNS label (at most 63 lowercase letters, digits or '-', starting and ending with a letter or digit)", name)
+	}
+	return nil
+}
+
+// DeepCopy returns a copy that shares no memory with c.
+func (c *Cluster) DeepCopy() *Cluster {
+	out := *c
+	nl := &out.NodeLifecycle
+	for _, d := range []**metav1.Duration{&nl.NodeMonitorPeriod, &nl.NodeMonitorGracePeriod, &nl.NodeStartupGracePeriod} {
+		if *d != nil {
+			v := **d
+			*d = &v
+		}
+	}
+	if c.Status != nil {
+		s := *c.Status
+		out.Status = &s
+	}
+	return &out
+}

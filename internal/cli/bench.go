@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/cluster"
+	"github.com/kubesim/kubesim/internal/clusterdir"
+)
+
+func newBenchCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "bench", Short: "Measure kubesim on this machine"}
+	cmd.AddCommand(newBenchCreateCommand())
+	return cmd
+}
+
+// lifecycleSteps are the steps `bench create` times, in order.
+var lifecycleSteps = []string{"create", "stop", "start", "delete"}
+
+func newBenchCreateCommand() *cobra.Command {
+	var runs int
+	cmd := &cobra.Command{
+		Use:   "create",
+		Short: "Time create-to-ready, stop, start-to-ready and delete of a throwaway cluster",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runs < 1 {
+				return fmt.Errorf("--runs: must be at least 1, got %d", runs)
+			}
+			home, err := clusterdir.Home()
+			if err != nil {
+				return err
+			}
+			tmp, err := os.MkdirTemp("", "kubesim-bench-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(tmp)
+			// A throwaway kubeconfig: benchmarking must not touch the user's.
+			p := &cluster.Provider{Home: home, Kubeconfig: filepath.Join(tmp, "kubeconfig"), Out: io.Discard}
+			times := map[string][]time.Duration{}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 3, ' ', 0)
+			fmt.Fprintln(w, "RUN\tCREATE\tSTOP\tSTART\tDELETE")
+			for run := 1; run <= runs; run++ {
+				row, err := benchLifecycle(cmd, p, fmt.Sprintf("bench-%d-%d", os.Getpid(), run))
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(w, "%d", run)
+				for i, step := range lifecycleSteps {
+					times[step] = append(times[step], row[i])
+					fmt.Fprintf(w, "\t%.2fs", row[i].Seconds())
+				}
+				fmt.Fprintln(w)
+				w.Flush()
+			}
+			fmt.Fprint(w, "median")
+			for _, step := range lifecycleSteps {
+				fmt.Fprintf(w, "\t%.2fs", median(times[step]).Seconds())
+			}
+			fmt.Fprintln(w)
+			return w.Flush()
+		},
+	}
+	cmd.Flags().IntVar(&runs, "runs", 3, "how many times to run the lifecycle")
+	return cmd
+}
+
+// benchLifecycle creates, stops, starts and deletes one cluster and
+// returns how long each step took.
+func benchLifecycle(cmd *cobra.Command, p *cluster.Provider, name string) ([]time.Duration, error) {
+	ctx := cmd.Context()
+	steps := []func() error{
+		func() error {
+			return p.Create(ctx, &v1alpha1.Cluster{Name: name}, cluster.CreateOptions{Wait: defaultWait})
+		},
+		func() error { return p.Stop(ctx, name) },
+		func() error { return p.Start(ctx, name, defaultWait) },
+		func() error { return p.Delete(ctx, name) },
+	}
+	var took []time.Duration
+	for i, step := range steps {
+		start := time.Now()
+		if err := step(); err != nil {
+			_ = p.Delete(ctx, name)
+			return nil, fmt.Errorf("%s: %w", lifecycleSteps[i], err)
+		}
+		took = append(took, time.Since(start))
+	}
+	return took, nil
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}

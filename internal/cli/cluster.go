@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/cluster"
+)
+
+const defaultWait = 3 * time.Minute
+
+func newCreateCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "create", Short: "Create a cluster"}
+	cmd.AddCommand(newCreateClusterCommand())
+	return cmd
+}
+
+func newDeleteCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "delete", Short: "Delete clusters"}
+	cmd.AddCommand(newDeleteClusterCommand())
+	return cmd
+}
+
+func newStartCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "start", Short: "Start a stopped cluster"}
+	cmd.AddCommand(newStartClusterCommand())
+	return cmd
+}
+
+func newStopCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "stop", Short: "Stop a running cluster, keeping its data"}
+	cmd.AddCommand(newStopClusterCommand())
+	return cmd
+}
+
+// createClusterFlags mirror the Cluster config; a flag set on the command
+// line overrides the config file.
+type createClusterFlags struct {
+	clusterFlags
+	config                 string
+	apiServerPort          int
+	podSubnet              string
+	serviceSubnet          string
+	auditPolicy            string
+	nodeMonitorPeriod      time.Duration
+	nodeMonitorGracePeriod time.Duration
+	nodeStartupGracePeriod time.Duration
+	wait                   time.Duration
+	retain                 bool
+}
+
+func newCreateClusterCommand() *cobra.Command {
+	f := &createClusterFlags{}
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "Create a simulated cluster and wait until it is ready",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := f.clusterConfig(cmd)
+			if err != nil {
+				return err
+			}
+			p, err := f.provider(cmd)
+			if err != nil {
+				return err
+			}
+			return p.Create(cmd.Context(), c, cluster.CreateOptions{Wait: f.wait, Retain: f.retain})
+		},
+	}
+	f.add(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&f.config, "config", "", "a kubesim.io/v1alpha1 Cluster file; flags override it")
+	fl.IntVar(&f.apiServerPort, "api-server-port", 0, "loopback port of the API server (0: any free port)")
+	fl.StringVar(&f.podSubnet, "pod-subnet", "", "pod range, a /24 per node (default 10.0.0.0/10)")
+	fl.StringVar(&f.serviceSubnet, "service-subnet", "", "Service ClusterIP range (default 10.96.0.0/12)")
+	fl.StringVar(&f.auditPolicy, "audit-policy", "", "audit.k8s.io/v1 Policy file (default: metadata of writes)")
+	fl.DurationVar(&f.nodeMonitorPeriod, "node-monitor-period", 0, "how often node-lifecycle checks nodes (default 5s)")
+	fl.DurationVar(&f.nodeMonitorGracePeriod, "node-monitor-grace-period", 0, "how long a silent node stays Ready (default 50s)")
+	fl.DurationVar(&f.nodeStartupGracePeriod, "node-startup-grace-period", 0, "how long a new node may take to be Ready (default 60s)")
+	fl.DurationVar(&f.wait, "wait", defaultWait, "how long to wait for the cluster to be ready")
+	fl.BoolVar(&f.retain, "retain", false, "keep a cluster that failed to start, for its logs")
+	return cmd
+}
+
+// clusterConfig reads --config, if given, and lays the set flags over it.
+func (f *createClusterFlags) clusterConfig(cmd *cobra.Command) (*v1alpha1.Cluster, error) {
+	c := &v1alpha1.Cluster{}
+	if f.config != "" {
+		data, err := os.ReadFile(f.config)
+		if err != nil {
+			return nil, fmt.Errorf("--config: %w", err)
+		}
+		if c, err = v1alpha1.ParseCluster(data); err != nil {
+			return nil, fmt.Errorf("--config %s: %w", f.config, err)
+		}
+	}
+	changed := cmd.Flags().Changed
+	if changed("name") || c.Name == "" {
+		c.Name = f.name
+	}
+	if changed("api-server-port") {
+		c.Networking.APIServerPort = f.apiServerPort
+	}
+	if changed("pod-subnet") {
+		c.Networking.PodSubnet = f.podSubnet
+	}
+	if changed("service-subnet") {
+		c.Networking.ServiceSubnet = f.serviceSubnet
+	}
+	if changed("audit-policy") {
+		c.AuditPolicy = f.auditPolicy
+	}
+	for flag, dst := range map[string]struct {
+		value time.Duration
+		field **metav1.Duration
+	}{
+		"node-monitor-period":       {f.nodeMonitorPeriod, &c.NodeLifecycle.NodeMonitorPeriod},
+		"node-monitor-grace-period": {f.nodeMonitorGracePeriod, &c.NodeLifecycle.NodeMonitorGracePeriod},
+		"node-startup-grace-period": {f.nodeStartupGracePeriod, &c.NodeLifecycle.NodeStartupGracePeriod},
+	} {
+		if changed(flag) {
+			*dst.field = &metav1.Duration{Duration: dst.value}
+		}
+	}
+	return c, nil
+}
+
+func newDeleteClusterCommand() *cobra.Command {
+	f := &clusterFlags{}
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "Stop a cluster, remove its files and its kubeconfig context",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := f.provider(cmd)
+			if err != nil {
+				return err
+			}
+			if all {
+				if cmd.Flags().Changed("name") {
+					return errors.New("--all and --name: give one or the other")
+				}
+				return p.DeleteAll(cmd.Context())
+			}
+			return p.Delete(cmd.Context(), f.name)
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().BoolVar(&all, "all", false, "delete every cluster")
+	return cmd
+}
+
+func newStartClusterCommand() *cobra.Command {
+	f := &clusterFlags{}
+	var wait time.Duration
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "Start a stopped cluster with its data, and wait until it is ready",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := f.provider(cmd)
+			if err != nil {
+				return err
+			}
+			return p.Start(cmd.Context(), f.name, wait)
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().DurationVar(&wait, "wait", defaultWait, "how long to wait for the cluster to be ready")
+	return cmd
+}
+
+func newStopClusterCommand() *cobra.Command {
+	f := &clusterFlags{}
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "Stop a cluster's processes; its objects stay for the next start",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := f.provider(cmd)
+			if err != nil {
+				return err
+			}
+			return p.Stop(cmd.Context(), f.name)
+		},
+	}
+	f.add(cmd)
+	return cmd
+}

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/component-base/cli"
+	kubectl "k8s.io/kubectl/pkg/cmd"
+	"k8s.io/kubectl/pkg/cmd/plugin"
+	"k8s.io/kubectl/pkg/cmd/util"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/cluster"
+)
+
+func newKubectlCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "kubectl [--name NAME] ARGS...",
+		Short: "Run the embedded kubectl against a cluster (context preset)",
+		Long: "Runs kubectl, built into kubesim, with the cluster's admin kubeconfig.\n" +
+			"--name, if given, must come before kubectl's own arguments.",
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, args := splitNameFlag(args)
+			p, err := cluster.NewProvider("", cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			kubeconfig, err := p.KubeconfigPath(name)
+			if err != nil {
+				return err
+			}
+			os.Exit(runKubectl(kubeconfig, args))
+			return nil
+		},
+	}
+}
+
+// splitNameFlag takes a leading --name NAME (or --name=NAME) off args; any
+// later --name belongs to kubectl (as in `kubectl expose --name`).
+func splitNameFlag(args []string) (string, []string) {
+	name := v1alpha1.DefaultClusterName
+	for len(args) > 0 {
+		switch {
+		case args[0] == "--name" && len(args) > 1:
+			name, args = args[1], args[2:]
+		case strings.HasPrefix(args[0], "--name="):
+			name, args = strings.TrimPrefix(args[0], "--name="), args[1:]
+		default:
+			return name, args
+		}
+	}
+	return name, args
+}
+
+// runKubectl runs kubectl in this process, as its own main would, and
+// returns its exit code.
+func runKubectl(kubeconfig string, args []string) int {
+	os.Setenv("KUBECONFIG", kubeconfig)
+	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	cmd := kubectl.NewDefaultKubectlCommandWithArgs(kubectl.KubectlOptions{
+		PluginHandler: kubectl.NewDefaultPluginHandler(plugin.ValidPluginFilenamePrefixes),
+		Arguments:     append([]string{"kubectl"}, args...),
+		ConfigFlags:   kubectlConfigFlags(streams),
+		IOStreams:     streams,
+	})
+	cmd.SetArgs(args)
+	if err := cli.RunNoErrOutput(cmd); err != nil {
+		util.CheckErr(err) // prints as kubectl does, and exits non-zero
+	}
+	return 0
+}
+
+// kubectlConfigFlags are kubectl's own defaults (k8s.io/kubectl/pkg/cmd).
+func kubectlConfigFlags(streams genericiooptions.IOStreams) *genericclioptions.ConfigFlags {
+	return genericclioptions.NewConfigFlags(true).WithDeprecatedPasswordFlag().
+		WithDiscoveryBurst(300).WithDiscoveryQPS(50.0).WithWarningPrinter(streams)
+}

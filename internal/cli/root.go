@@ -1,0 +1,83 @@
+// Package cli is kubesim's command line: each file one group of commands,
+// each command a thin layer from flags to the packages that do the work.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/cluster"
+)
+
+// Main runs the CLI with args and returns the exit code. Errors are printed
+// as one line, never as a usage dump or a stack trace.
+func Main(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := NewRootCommand()
+	root.SetArgs(args)
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "kubesim: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// NewRootCommand builds the kubesim command tree.
+func NewRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "kubesim",
+		Short:         "Simulated Kubernetes clusters: a real control plane, simulated kubelets",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(
+		newCreateCommand(),
+		newDeleteCommand(),
+		newGetCommand(),
+		newStartCommand(),
+		newStopCommand(),
+		newKubectlCommand(),
+		newSnapshotCommand(),
+		newLogsCommand(),
+		newBenchCommand(),
+		newVersionCommand(),
+		newComponentCommand(),
+	)
+	return root
+}
+
+// clusterFlags are the flags every command aimed at one cluster has.
+type clusterFlags struct {
+	name       string
+	kubeconfig string
+}
+
+func (f *clusterFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.name, "name", v1alpha1.DefaultClusterName, "cluster name")
+	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "",
+		"kubeconfig to write the cluster's context to (default $KUBECONFIG or ~/.kube/config)")
+}
+
+func (f *clusterFlags) provider(cmd *cobra.Command) (*cluster.Provider, error) {
+	return cluster.NewProvider(f.kubeconfig, cmd.ErrOrStderr())
+}
+
+// newComponentCommand documents `kubesim component`, which main handles
+// before cobra sees it.
+func newComponentCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:    "component NAME [ARGS...]",
+		Short:  "Run one control-plane component (used by the supervisor)",
+		Hidden: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return fmt.Errorf("component: name one component to run")
+		},
+	}
+}

@@ -1,0 +1,138 @@
+// Package cluster creates, starts, stops and deletes kubesim clusters and
+// keeps the user's kubeconfig in step with them. The CLI is a thin layer
+// over it; it can be used on its own.
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/controlplane"
+)
+
+// Provider manages the clusters under one kubesim home.
+type Provider struct {
+	// Home is kubesim's home directory ($KUBESIM_HOME).
+	Home string
+	// Kubeconfig is the user's kubeconfig file that contexts are merged
+	// into; empty means $KUBECONFIG's first file or ~/.kube/config.
+	Kubeconfig string
+	// Out receives progress lines.
+	Out io.Writer
+}
+
+// NewProvider returns a provider for the default home, or $KUBESIM_HOME.
+func NewProvider(kubeconfig string, out io.Writer) (*Provider, error) {
+	home, err := clusterdir.Home()
+	if err != nil {
+		return nil, err
+	}
+	return &Provider{Home: home, Kubeconfig: kubeconfig, Out: out}, nil
+}
+
+// ErrStopped is returned when a stopped cluster is asked to do work.
+var ErrStopped = errors.New("cluster is stopped")
+
+// open returns an existing cluster's directory and config.
+func (p *Provider) open(name string) (clusterdir.Dir, *v1alpha1.Cluster, error) {
+	if err := v1alpha1.ValidateName(name); err != nil {
+		return clusterdir.Dir{}, nil, err
+	}
+	d, err := clusterdir.Open(p.Home, name)
+	if err != nil {
+		return d, nil, err
+	}
+	c, err := d.Load()
+	return d, c, err
+}
+
+// openRunning is open, but fails with a hint if the cluster is stopped.
+func (p *Provider) openRunning(name string) (clusterdir.Dir, *v1alpha1.Cluster, error) {
+	d, c, err := p.open(name)
+	if err != nil {
+		return d, c, err
+	}
+	if !d.Running() {
+		return d, c, fmt.Errorf("cluster %q is stopped; start it with: kubesim start cluster --name %s: %w", name, name, ErrStopped)
+	}
+	return d, c, nil
+}
+
+// Kubeconfig returns the path of a running cluster's admin kubeconfig.
+func (p *Provider) KubeconfigPath(name string) (string, error) {
+	d, _, err := p.openRunning(name)
+	return d.Kubeconfig(), err
+}
+
+// Info is what `get clusters` shows of a cluster.
+type Info struct {
+	Name      string
+	Running   bool
+	APIServer string
+	Created   time.Time
+}
+
+// List describes every cluster.
+func (p *Provider) List() ([]Info, error) {
+	names, err := clusterdir.List(p.Home)
+	if err != nil {
+		return nil, err
+	}
+	var infos []Info
+	for _, name := range names {
+		d, c, err := p.open(name)
+		if err != nil {
+			return nil, err
+		}
+		infos = append(infos, Info{
+			Name:      name,
+			Running:   d.Running(),
+			APIServer: controlplane.APIServerURL(c),
+			Created:   c.Status.CreatedAt.Time,
+		})
+	}
+	return infos, nil
+}
+
+func (p *Provider) logf(format string, args ...any) {
+	if p.Out != nil {
+		fmt.Fprintf(p.Out, format+"\n", args...)
+	}
+}
+
+// AdminKubeconfig returns a cluster's admin kubeconfig, whether or not the
+// cluster is running.
+func (p *Provider) AdminKubeconfig(name string) (*clientcmdapi.Config, error) {
+	d, c, err := p.open(name)
+	if err != nil {
+		return nil, err
+	}
+	return controlplane.AdminKubeconfig(d, c)
+}
+
+// LogPath returns the log file of a cluster's component, "supervisor" or
+// "audit".
+func (p *Provider) LogPath(name, component string) (string, error) {
+	d, _, err := p.open(name)
+	if err != nil {
+		return "", err
+	}
+	valid := append(controlplane.ComponentNames(), "supervisor", "audit")
+	if !slices.Contains(valid, component) {
+		return "", fmt.Errorf("no log named %q; choose one of: %s", component, strings.Join(valid, ", "))
+	}
+	path := d.Log(component)
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("%s has not written a log yet (%s)", component, path)
+	}
+	return path, nil
+}

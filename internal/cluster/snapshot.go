@@ -1,0 +1,168 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	clientsnapshot "go.etcd.io/etcd/client/v3/snapshot"
+	"go.etcd.io/etcd/etcdutl/v3/snapshot"
+	"go.uber.org/zap"
+
+	"github.com/kubesim/kubesim/internal/controlplane"
+)
+
+// SnapshotSave writes an etcd snapshot of a running cluster to path.
+func (p *Provider) SnapshotSave(ctx context.Context, name, path string) error {
+	d, c, err := p.openRunning(name)
+	if err != nil {
+		return err
+	}
+	tlsConfig, err := controlplane.EtcdClientTLS(d).ClientConfig()
+	if err != nil {
+		return err
+	}
+	cfg := clientv3.Config{
+		Endpoints:   []string{controlplane.EtcdURL(c)},
+		TLS:         tlsConfig,
+		DialTimeout: 5 * time.Second,
+		Logger:      zap.NewNop(),
+	}
+	if _, err := clientsnapshot.SaveWithVersion(ctx, zap.NewNop(), cfg, path); err != nil {
+		return fmt.Errorf("saving snapshot of cluster %q to %s: %w", name, path, err)
+	}
+	p.logf("Saved snapshot of cluster %q to %s", name, path)
+	return nil
+}
+
+// SnapshotRestore replaces a cluster's data with a snapshot. The snapshot
+// is checked and unpacked before the cluster is touched; a running cluster
+// is stopped around the swap and started again.
+func (p *Provider) SnapshotRestore(ctx context.Context, name, path string, wait time.Duration) error {
+	d, c, err := p.open(name)
+	if err != nil {
+		return err
+	}
+	if err := checkSnapshot(path); err != nil {
+		return fmt.Errorf("snapshot %s: %w", path, err)
+	}
+	staged := d.Etcd() + ".restore"
+	if err := os.RemoveAll(staged); err != nil {
+		return err
+	}
+	defer os.RemoveAll(staged)
+	err = snapshot.NewV3(zap.NewNop()).Restore(snapshot.RestoreConfig{
+		SnapshotPath:        path,
+		Name:                "default", // as the etcd component names its member
+		OutputDataDir:       staged,
+		PeerURLs:            []string{controlplane.EtcdPeerURL(c)},
+		InitialCluster:      "default=" + controlplane.EtcdPeerURL(c),
+		InitialClusterToken: "etcd-cluster",
+	})
+	if err != nil {
+		return fmt.Errorf("snapshot %s cannot be restored: %w", path, err)
+	}
+
+	wasRunning := d.Running()
+	if wasRunning {
+		if err := stopSupervisor(ctx, d); err != nil {
+			return err
+		}
+	}
+	old := d.Etcd() + ".old"
+	if err := os.Rename(d.Etcd(), old); err != nil {
+		return err
+	}
+	if err := os.Rename(staged, d.Etcd()); err != nil {
+		_ = os.Rename(old, d.Etcd())
+		return err
+	}
+	if err := os.RemoveAll(old); err != nil {
+		return err
+	}
+	p.logf("Restored cluster %q from %s", name, path)
+	if !wasRunning {
+		return nil
+	}
+	if err := p.startAndWait(ctx, d, wait); err != nil {
+		return err
+	}
+	return p.useContext(d)
+}
+
+// checkSnapshot tells a good snapshot of a Kubernetes cluster from a
+// truncated or corrupt file and from anything else, without changing it.
+func checkSnapshot(path string) (err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	// etcd appends a SHA-256 of the database, which is a whole number of
+	// 512-byte pages long.
+	size := info.Size()
+	if size < 512 || size%512 != sha256.Size {
+		return errors.New("not an etcd snapshot (make one with kubesim snapshot save)")
+	}
+	h := sha256.New()
+	if _, err := io.CopyN(h, f, size-sha256.Size); err != nil {
+		return err
+	}
+	want := make([]byte, sha256.Size)
+	if _, err := io.ReadFull(f, want); err != nil {
+		return err
+	}
+	if !bytes.Equal(h.Sum(nil), want) {
+		return errors.New("corrupt: its checksum does not match its contents")
+	}
+	return checkHoldsKubernetes(path)
+}
+
+// checkHoldsKubernetes looks for a key under /registry/, where the API
+// server keeps every object.
+func checkHoldsKubernetes(path string) (err error) {
+	defer func() {
+		if r := recover(); r != nil { // bbolt panics on some malformed pages
+			err = fmt.Errorf("corrupt: %v", r)
+		}
+	}()
+	db, err := bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		return fmt.Errorf("corrupt: %w", err)
+	}
+	defer db.Close()
+	found := false
+	err = db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("key"))
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		for k, v := c.First(); k != nil && !found; k, v = c.Next() {
+			var kv mvccpb.KeyValue
+			if kv.Unmarshal(v) == nil && bytes.HasPrefix(kv.Key, []byte("/registry/")) {
+				found = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("corrupt: %w", err)
+	}
+	if !found {
+		return errors.New("holds no Kubernetes objects: it is not a snapshot of a Kubernetes cluster")
+	}
+	return nil
+}

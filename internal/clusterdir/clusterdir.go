@@ -1,0 +1,151 @@
+// Package clusterdir is the on-disk layout of kubesim's clusters:
+// $KUBESIM_HOME/clusters/<name>/{cluster.yaml,pki/,etcd/,logs/,kubeconfig}.
+package clusterdir
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/pki"
+)
+
+// Home returns kubesim's home: $KUBESIM_HOME, or ~/.kubesim.
+func Home() (string, error) {
+	if h := os.Getenv("KUBESIM_HOME"); h != "" {
+		return filepath.Abs(h)
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the home directory (set KUBESIM_HOME): %w", err)
+	}
+	return filepath.Join(home, ".kubesim"), nil
+}
+
+// Dir is one cluster's directory.
+type Dir struct {
+	Name string
+	Path string
+}
+
+// ErrNotExist is returned for a cluster that has no directory.
+var ErrNotExist = errors.New("cluster does not exist")
+
+// ClustersPath is where all clusters live under home.
+func ClustersPath(home string) string { return filepath.Join(home, "clusters") }
+
+// For returns the directory of the cluster called name (it may not exist).
+func For(home, name string) Dir {
+	return Dir{Name: name, Path: filepath.Join(ClustersPath(home), name)}
+}
+
+// Open returns the directory of an existing cluster.
+func Open(home, name string) (Dir, error) {
+	d := For(home, name)
+	if _, err := os.Stat(d.ConfigFile()); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return d, fmt.Errorf("cluster %q does not exist (kubesim get clusters lists them): %w", name, ErrNotExist)
+		}
+		return d, err
+	}
+	return d, nil
+}
+
+// List returns the names of all clusters, sorted.
+func List(home string) ([]string, error) {
+	entries, err := os.ReadDir(ClustersPath(home))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join(ClustersPath(home), e.Name(), "cluster.yaml")); e.IsDir() && err == nil {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func (d Dir) ConfigFile() string     { return filepath.Join(d.Path, "cluster.yaml") }
+func (d Dir) Kubeconfig() string     { return filepath.Join(d.Path, "kubeconfig") }
+func (d Dir) PKI() string            { return filepath.Join(d.Path, "pki") }
+func (d Dir) Etcd() string           { return filepath.Join(d.Path, "etcd") }
+func (d Dir) Logs() string           { return filepath.Join(d.Path, "logs") }
+func (d Dir) Log(name string) string { return filepath.Join(d.Logs(), name+".log") }
+func (d Dir) AuditPolicy() string    { return filepath.Join(d.Path, "audit-policy.yaml") }
+
+// ComponentKubeconfig is the kubeconfig a control-plane component uses.
+func (d Dir) ComponentKubeconfig(component string) string {
+	return filepath.Join(d.PKI(), component+".kubeconfig")
+}
+
+// lockFile is held by the cluster's supervisor for as long as it runs.
+func (d Dir) lockFile() string { return filepath.Join(d.Path, "supervisor.lock") }
+
+// PIDFile holds the supervisor's process id.
+func (d Dir) PIDFile() string { return filepath.Join(d.Path, "supervisor.pid") }
+
+// Load reads cluster.yaml.
+func (d Dir) Load() (*v1alpha1.Cluster, error) {
+	data, err := os.ReadFile(d.ConfigFile())
+	if err != nil {
+		return nil, err
+	}
+	c := &v1alpha1.Cluster{}
+	if err := yaml.Unmarshal(data, c); err != nil {
+		return nil, fmt.Errorf("%s is corrupt: %w", d.ConfigFile(), err)
+	}
+	if c.Status == nil {
+		return nil, fmt.Errorf("%s is corrupt: no status", d.ConfigFile())
+	}
+	return c, nil
+}
+
+// Save writes cluster.yaml atomically, so a crash never leaves half a file.
+func (d Dir) Save(c *v1alpha1.Cluster) error {
+	data, err := yaml.Marshal(c)
+	if err != nil {
+		return err
+	}
+	tmp := d.ConfigFile() + ".tmp"
+	if err := pki.WriteFile(tmp, data); err != nil {
+		return err
+	}
+	return os.Rename(tmp, d.ConfigFile())
+}
+
+// Lock takes the supervisor lock without waiting. It returns a release
+// function, or an error if another process (a running supervisor) holds it.
+// The kernel drops the lock when its holder dies, so a crash never leaves a
+// cluster looking alive.
+func (d Dir) Lock() (release func(), err error) {
+	f, err := os.OpenFile(d.lockFile(), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}
+
+// Running reports whether the cluster's supervisor is alive.
+func (d Dir) Running() bool {
+	release, err := d.Lock()
+	if err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	release()
+	return false
+}

@@ -1,0 +1,186 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/clusterdir"
+)
+
+// Names of the components, as `kubesim component NAME` runs them and as
+// their logs are called.
+const (
+	Etcd                  = "etcd"
+	KubeAPIServer         = "kube-apiserver"
+	KubeControllerManager = "kube-controller-manager"
+	KubeScheduler         = "kube-scheduler"
+)
+
+// Component is one process of the control plane.
+type Component struct {
+	Name string
+	// Args are the arguments after `kubesim component NAME`, derived from
+	// the cluster config each time the component (re)starts.
+	Args func(d clusterdir.Dir, c *v1alpha1.Cluster) []string
+	// Ready, if set, must succeed before the next component starts.
+	Ready func(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
+	// Ports returns pointers to the config's ports this component binds,
+	// so the supervisor can move them if another process took one.
+	Ports func(c *v1alpha1.Cluster) []*int
+}
+
+// Components is the control plane, in start order.
+func Components() []Component {
+	return []Component{
+		{Name: Etcd, Args: etcdArgs, Ready: etcdReady,
+			Ports: func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.Etcd, &c.Status.Ports.EtcdPeer} }},
+		{Name: KubeAPIServer, Args: apiServerArgs, Ready: APIServerReady,
+			Ports: func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.APIServer} }},
+		{Name: KubeControllerManager, Args: controllerManagerArgs},
+		{Name: KubeScheduler, Args: schedulerArgs},
+	}
+}
+
+// ComponentNames lists the components, for help texts and `logs`.
+func ComponentNames() []string {
+	var names []string
+	for _, c := range Components() {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+func pkiPath(d clusterdir.Dir, file string) string { return filepath.Join(d.PKI(), file) }
+
+// EtcdURL is where the cluster's etcd serves clients.
+func EtcdURL(c *v1alpha1.Cluster) string {
+	return fmt.Sprintf("https://%s:%d", loopback, c.Status.Ports.Etcd)
+}
+
+// EtcdPeerURL is etcd's (only) peer address.
+func EtcdPeerURL(c *v1alpha1.Cluster) string {
+	return fmt.Sprintf("https://%s:%d", loopback, c.Status.Ports.EtcdPeer)
+}
+
+// EtcdClientTLS is the client identity the API server (and snapshots) use.
+func EtcdClientTLS(d clusterdir.Dir) transport.TLSInfo {
+	return transport.TLSInfo{
+		CertFile:      pkiPath(d, etcdClientName+".crt"),
+		KeyFile:       pkiPath(d, etcdClientName+".key"),
+		TrustedCAFile: pkiPath(d, caName+".crt"),
+	}
+}
+
+func etcdArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
+	return []string{
+		"--data-dir=" + d.Etcd(),
+		"--listen-client-url=" + EtcdURL(c),
+		"--listen-peer-url=" + EtcdPeerURL(c),
+		"--cert-file=" + pkiPath(d, etcdServerName+".crt"),
+		"--key-file=" + pkiPath(d, etcdServerName+".key"),
+		"--trusted-ca-file=" + pkiPath(d, caName+".crt"),
+	}
+}
+
+func apiServerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
+	return []string{
+		"--bind-address=" + loopback,
+		"--secure-port=" + strconv.Itoa(c.Status.Ports.APIServer),
+		"--etcd-servers=" + EtcdURL(c),
+		"--etcd-cafile=" + pkiPath(d, caName+".crt"),
+		"--etcd-certfile=" + pkiPath(d, etcdClientName+".crt"),
+		"--etcd-keyfile=" + pkiPath(d, etcdClientName+".key"),
+		"--client-ca-file=" + pkiPath(d, caName+".crt"),
+		"--tls-cert-file=" + pkiPath(d, apiServerName+".crt"),
+		"--tls-private-key-file=" + pkiPath(d, apiServerName+".key"),
+		"--authorization-mode=Node,RBAC",
+		"--enable-admission-plugins=NodeRestriction",
+		"--service-account-issuer=https://" + kubernetesSvcDomain,
+		"--service-account-key-file=" + pkiPath(d, "sa.pub"),
+		"--service-account-signing-key-file=" + pkiPath(d, "sa.key"),
+		"--service-cluster-ip-range=" + c.Networking.ServiceSubnet,
+		"--allow-privileged=true",
+		"--profiling=false",
+		"--audit-policy-file=" + d.AuditPolicy(),
+		"--audit-log-path=" + d.Log("audit"),
+		"--audit-log-maxsize=100",
+		"--audit-log-maxbackup=3",
+	}
+}
+
+func controllerManagerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
+	nl := c.NodeLifecycle
+	return []string{
+		"--kubeconfig=" + d.ComponentKubeconfig(controllerMgrName),
+		"--bind-address=" + loopback,
+		"--secure-port=0", // nothing scrapes it; one port fewer to allocate
+		"--leader-elect=false",
+		"--use-service-account-credentials=true",
+		"--service-account-private-key-file=" + pkiPath(d, "sa.key"),
+		"--root-ca-file=" + pkiPath(d, caName+".crt"),
+		"--cluster-signing-cert-file=" + pkiPath(d, caName+".crt"),
+		"--cluster-signing-key-file=" + pkiPath(d, caName+".key"),
+		"--allocate-node-cidrs=true",
+		"--cluster-cidr=" + c.Networking.PodSubnet,
+		"--node-cidr-mask-size=24",
+		"--service-cluster-ip-range=" + c.Networking.ServiceSubnet,
+		"--node-monitor-period=" + nl.NodeMonitorPeriod.Duration.String(),
+		"--node-monitor-grace-period=" + nl.NodeMonitorGracePeriod.Duration.String(),
+		"--node-startup-grace-period=" + nl.NodeStartupGracePeriod.Duration.String(),
+		"--profiling=false",
+	}
+}
+
+func schedulerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
+	return []string{
+		"--kubeconfig=" + d.ComponentKubeconfig(schedulerName),
+		"--bind-address=" + loopback,
+		"--secure-port=0",
+		"--leader-elect=false",
+		"--profiling=false",
+	}
+}
+
+// etcdReady asks etcd's /health endpoint, as the API server's client.
+func etcdReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	tls := EtcdClientTLS(d)
+	client, err := tlsClient(tls.TrustedCAFile, tls.CertFile, tls.KeyFile)
+	if err != nil {
+		return err
+	}
+	return getOK(ctx, client, EtcdURL(c)+"/health")
+}
+
+// APIServerReady asks the API server's /readyz endpoint, as the admin.
+func APIServerReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	client, err := tlsClient(pkiPath(d, caName+".crt"), pkiPath(d, adminName+".crt"), pkiPath(d, adminName+".key"))
+	if err != nil {
+		return err
+	}
+	return getOK(ctx, client, APIServerURL(c)+"/readyz")
+}
+
+func getOK(ctx context.Context, client *http.Client, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return nil
+}

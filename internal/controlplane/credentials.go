@@ -1,0 +1,160 @@
+package controlplane
+
+import (
+	"fmt"
+	"net"
+	"os"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/pki"
+)
+
+// Names of the key pairs in a cluster's pki/ directory.
+const (
+	caName              = "ca"
+	etcdServerName      = "etcd-server"
+	etcdClientName      = "apiserver-etcd-client"
+	apiServerName       = "apiserver"
+	adminName           = "admin"
+	controllerMgrName   = "controller-manager"
+	schedulerName       = "scheduler"
+	adminUser           = "kubesim-admin"
+	controllerMgrUser   = "system:kube-controller-manager"
+	schedulerUser       = "system:kube-scheduler"
+	systemMastersGroup  = "system:masters"
+	loopback            = "127.0.0.1"
+	kubernetesSvcDomain = "kubernetes.default.svc.cluster.local"
+)
+
+// clientIdentities are the users that get a client certificate and a
+// kubeconfig: the admin, and each component as its own identity so RBAC
+// grants it exactly its upstream role.
+var clientIdentities = []struct {
+	file, user string
+	groups     []string
+}{
+	{adminName, adminUser, []string{systemMastersGroup}},
+	{controllerMgrName, controllerMgrUser, nil},
+	{schedulerName, schedulerUser, nil},
+}
+
+// WriteCredentials makes the cluster's CA, every certificate its components
+// need, and the service-account signing key, all mode 0600.
+func WriteCredentials(d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	if err := os.MkdirAll(d.PKI(), 0o700); err != nil {
+		return err
+	}
+	ca, err := pki.NewCA("kubesim-" + c.Name + "-ca")
+	if err != nil {
+		return err
+	}
+	firstServiceIP, err := firstIP(c.Networking.ServiceSubnet)
+	if err != nil {
+		return err
+	}
+	localIPs := []net.IP{net.ParseIP(loopback)}
+	specs := map[string]pki.CertSpec{
+		caName:         {},
+		etcdServerName: {CommonName: "etcd", DNSNames: []string{"localhost"}, IPs: localIPs, Server: true, Client: true},
+		etcdClientName: {CommonName: "kube-apiserver-etcd-client", Client: true},
+		apiServerName: {
+			CommonName: "kube-apiserver",
+			DNSNames:   []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", kubernetesSvcDomain},
+			IPs:        append(localIPs, firstServiceIP),
+			Server:     true,
+		},
+	}
+	for _, id := range clientIdentities {
+		specs[id.file] = pki.CertSpec{CommonName: id.user, Organizations: id.groups, Client: true}
+	}
+	for name, spec := range specs {
+		kp := ca
+		if name != caName {
+			if kp, err = ca.Issue(spec); err != nil {
+				return err
+			}
+		}
+		if err := kp.Write(d.PKI(), name); err != nil {
+			return fmt.Errorf("writing %s certificate: %w", name, err)
+		}
+	}
+	return pki.WriteServiceAccountKey(d.PKI())
+}
+
+// ContextName is the kubeconfig context (and cluster and user) of a cluster.
+func ContextName(clusterName string) string { return "kubesim-" + clusterName }
+
+// APIServerURL is where the cluster's API server listens.
+func APIServerURL(c *v1alpha1.Cluster) string {
+	return fmt.Sprintf("https://%s:%d", loopback, c.Status.Ports.APIServer)
+}
+
+// WriteKubeconfigs writes the admin kubeconfig and the components' ones,
+// pointing at the API server's current port.
+func WriteKubeconfigs(d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	for _, id := range clientIdentities {
+		cfg, err := BuildKubeconfig(d, c, id.file)
+		if err != nil {
+			return err
+		}
+		path := d.ComponentKubeconfig(id.file)
+		if id.file == adminName {
+			path = d.Kubeconfig()
+		}
+		if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		if err := os.Chmod(path, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AdminKubeconfig returns the admin kubeconfig of a cluster, its context
+// named kubesim-<name> and current.
+func AdminKubeconfig(d clusterdir.Dir, c *v1alpha1.Cluster) (*clientcmdapi.Config, error) {
+	return BuildKubeconfig(d, c, adminName)
+}
+
+// BuildKubeconfig makes a kubeconfig with the certificate of the given
+// client identity embedded.
+func BuildKubeconfig(d clusterdir.Dir, c *v1alpha1.Cluster, identity string) (*clientcmdapi.Config, error) {
+	ca, err := os.ReadFile(pkiPath(d, caName+".crt"))
+	if err != nil {
+		return nil, err
+	}
+	kp, err := pki.Load(d.PKI(), identity)
+	if err != nil {
+		return nil, err
+	}
+	keyPEM, err := kp.KeyPEM()
+	if err != nil {
+		return nil, err
+	}
+	name := ContextName(c.Name)
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: APIServerURL(c), CertificateAuthorityData: ca}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{ClientCertificateData: kp.CertPEM(), ClientKeyData: keyPEM}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
+	cfg.CurrentContext = name
+	return cfg, nil
+}
+
+// firstIP is the first usable address of a CIDR: the kubernetes Service's
+// ClusterIP, which the serving certificate must name.
+func firstIP(cidr string) (net.IP, error) {
+	_, n, err := net.ParseCIDR(cidr)
+	if err != nil {
+		return nil, err
+	}
+	ip := n.IP.To4()
+	out := make(net.IP, len(ip))
+	copy(out, ip)
+	out[len(out)-1]++
+	return out, nil
+}

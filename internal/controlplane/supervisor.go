@@ -1,0 +1,253 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/clusterdir"
+)
+
+// Restart backoff of a crashed component: doubles from min to max, and
+// starts again from min once the component has run for resetAfter.
+const (
+	minBackoff  = 500 * time.Millisecond
+	maxBackoff  = 30 * time.Second
+	resetAfter  = time.Minute
+	stopTimeout = 15 * time.Second
+)
+
+// Supervisor runs one cluster's components as child processes of itself.
+type Supervisor struct {
+	dir    clusterdir.Dir
+	exe    string
+	logger *log.Logger
+
+	mu  sync.Mutex // guards cfg, which restarts may change (ports)
+	cfg *v1alpha1.Cluster
+}
+
+// Supervise runs the cluster in d until ctx ends, then stops every
+// component, last started first. It holds the cluster's lock throughout, so
+// exactly one supervisor runs per cluster.
+func Supervise(ctx context.Context, d clusterdir.Dir, logger *log.Logger) error {
+	release, err := lockWithRetry(d, 5*time.Second)
+	if err != nil {
+		return fmt.Errorf("cluster %q already has a supervisor: %w", d.Name, err)
+	}
+	defer release()
+	if err := os.WriteFile(d.PIDFile(), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+		return err
+	}
+	defer os.Remove(d.PIDFile())
+
+	cfg, err := d.Load()
+	if err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	s := &Supervisor{dir: d, exe: exe, logger: logger, cfg: cfg}
+
+	var running []context.CancelFunc
+	var wg []chan struct{}
+	defer func() {
+		for i := len(running) - 1; i >= 0; i-- {
+			running[i]()
+			<-wg[i]
+		}
+		logger.Printf("all components stopped")
+	}()
+	for _, comp := range Components() {
+		compCtx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		running, wg = append(running, cancel), append(wg, done)
+		go func() {
+			defer close(done)
+			s.keepRunning(compCtx, comp)
+		}()
+		if comp.Ready != nil {
+			s.waitReady(ctx, comp)
+			if ctx.Err() != nil {
+				return nil
+			}
+			logger.Printf("%s is ready", comp.Name)
+		}
+	}
+	<-ctx.Done()
+	logger.Printf("stopping")
+	return nil
+}
+
+func lockWithRetry(d clusterdir.Dir, timeout time.Duration) (func(), error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		release, err := d.Lock()
+		if err == nil || time.Now().After(deadline) {
+			return release, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (s *Supervisor) config() *v1alpha1.Cluster {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.DeepCopy()
+}
+
+// waitReady polls comp's readiness until it passes or ctx ends.
+func (s *Supervisor) waitReady(ctx context.Context, comp Component) {
+	for comp.Ready(ctx, s.dir, s.config()) != nil {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// keepRunning runs comp until ctx ends, restarting it with backoff
+// whenever it exits.
+func (s *Supervisor) keepRunning(ctx context.Context, comp Component) {
+	backoff := minBackoff
+	for {
+		started := time.Now()
+		err := s.runOnce(ctx, comp)
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(started) > resetAfter {
+			backoff = minBackoff
+		}
+		s.logger.Printf("%s exited (%v); restarting in %s (its log: %s)", comp.Name, err, backoff, s.dir.Log(comp.Name))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// runOnce starts comp and waits for it to exit, or stops it when ctx ends.
+func (s *Supervisor) runOnce(ctx context.Context, comp Component) error {
+	if err := s.ensurePortsFree(comp); err != nil {
+		return err
+	}
+	logFile, err := os.OpenFile(s.dir.Log(comp.Name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(s.exe, append([]string{"component", comp.Name}, comp.Args(s.dir, s.config())...)...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// Die with the supervisor, even if it is killed outright.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	s.logger.Printf("started %s (pid %d)", comp.Name, cmd.Process.Pid)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		return err
+	case <-ctx.Done():
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(stopTimeout):
+		s.logger.Printf("%s did not stop within %s; killing it", comp.Name, stopTimeout)
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+	s.logger.Printf("stopped %s", comp.Name)
+	return nil
+}
+
+// ensurePortsFree moves any of comp's ports that another process has taken
+// since they were chosen to a free one, and rewrites the config and
+// kubeconfigs to match. A port the user asked for is never moved.
+func (s *Supervisor) ensurePortsFree(comp Component) error {
+	if comp.Ports == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	moved := false
+	for _, port := range comp.Ports(s.cfg) {
+		if PortFree(*port) {
+			continue
+		}
+		if port == &s.cfg.Status.Ports.APIServer && s.cfg.Networking.APIServerPort != 0 {
+			return fmt.Errorf("networking.apiServerPort: port %d is in use by another process", *port)
+		}
+		free, err := FreePorts(1, usedPorts(s.cfg))
+		if err != nil {
+			return err
+		}
+		s.logger.Printf("%s: port %d is taken by another process; moving to %d", comp.Name, *port, free[0])
+		*port = free[0]
+		moved = true
+	}
+	if !moved {
+		return nil
+	}
+	if err := s.dir.Save(s.cfg); err != nil {
+		return err
+	}
+	return WriteKubeconfigs(s.dir, s.cfg)
+}
+
+func usedPorts(c *v1alpha1.Cluster) []int {
+	p := c.Status.Ports
+	return []int{p.APIServer, p.Etcd, p.EtcdPeer}
+}
+
+// PortFree reports whether a loopback port can be bound now.
+func PortFree(port int) bool {
+	l, err := net.Listen("tcp", net.JoinHostPort(loopback, strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
+// FreePorts returns n distinct free loopback ports, none of them in avoid.
+func FreePorts(n int, avoid []int) ([]int, error) {
+	seen := map[int]bool{}
+	for _, p := range avoid {
+		seen[p] = true
+	}
+	var ports []int
+	for attempts := 0; len(ports) < n; attempts++ {
+		if attempts > 100 {
+			return nil, errors.New("could not find free loopback ports")
+		}
+		l, err := net.Listen("tcp", loopback+":0")
+		if err != nil {
+			return nil, fmt.Errorf("finding a free loopback port: %w", err)
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if !seen[p] {
+			seen[p] = true
+			ports = append(ports, p)
+		}
+	}
+	return ports, nil
+}
