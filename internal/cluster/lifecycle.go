@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -154,8 +155,10 @@ func (p *Provider) startAndWait(ctx context.Context, d clusterdir.Dir, wait time
 }
 
 // ready reports whether a user can work with the cluster: the API server is
-// ready and the controller-manager has made the default ServiceAccount,
-// without which no Pod can be created.
+// ready and the default ServiceAccount, without which no Pod can be
+// created, exists. The controller-manager makes it too, but only after
+// setting up all its controllers, seconds later: making it here (as that
+// controller would) lets a user create pods the moment create returns.
 func ready(ctx context.Context, d clusterdir.Dir) error {
 	c, err := d.Load() // re-read: the supervisor may have moved a port
 	if err != nil {
@@ -173,9 +176,10 @@ func ready(ctx context.Context, d clusterdir.Dir) error {
 	if err != nil {
 		return err
 	}
-	_, err = client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return errors.New("waiting for the default ServiceAccount")
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: metav1.NamespaceDefault}}
+	_, err = client.CoreV1().ServiceAccounts(sa.Namespace).Create(ctx, sa, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
 	}
 	return err
 }

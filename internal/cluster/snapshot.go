@@ -16,6 +16,7 @@ import (
 	clientsnapshot "go.etcd.io/etcd/client/v3/snapshot"
 	"go.etcd.io/etcd/etcdutl/v3/snapshot"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/grpclog"
 
 	"github.com/kubesim/kubesim/internal/controlplane"
 )
@@ -26,6 +27,9 @@ func (p *Provider) SnapshotSave(ctx context.Context, name, path string) error {
 	if err != nil {
 		return err
 	}
+	// gRPC's reconnect chatter would reach the user's terminal; errors that
+	// matter come back as the returned error.
+	grpclog.SetLoggerV2(grpclog.NewLoggerV2(io.Discard, io.Discard, io.Discard))
 	tlsConfig, err := controlplane.EtcdClientTLS(d).ClientConfig()
 	if err != nil {
 		return err
