@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -47,27 +46,26 @@ func newBenchCreateCommand() *cobra.Command {
 			// A throwaway kubeconfig: benchmarking must not touch the user's.
 			p := &cluster.Provider{Home: home, Kubeconfig: filepath.Join(tmp, "kubeconfig"), Out: io.Discard}
 			times := map[string][]time.Duration{}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 3, ' ', 0)
-			fmt.Fprintln(w, "RUN\tCREATE\tSTOP\tSTART\tDELETE")
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "%-8s%10s%10s%10s%10s\n", "RUN", "CREATE", "STOP", "START", "DELETE")
 			for run := 1; run <= runs; run++ {
 				row, err := benchLifecycle(cmd, p, fmt.Sprintf("bench-%d-%d", os.Getpid(), run))
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(w, "%d", run)
+				fmt.Fprintf(out, "%-8d", run)
 				for i, step := range lifecycleSteps {
 					times[step] = append(times[step], row[i])
-					fmt.Fprintf(w, "\t%.2fs", row[i].Seconds())
+					fmt.Fprintf(out, "%9.2fs", row[i].Seconds())
 				}
-				fmt.Fprintln(w)
-				w.Flush()
+				fmt.Fprintln(out)
 			}
-			fmt.Fprint(w, "median")
+			fmt.Fprintf(out, "%-8s", "median")
 			for _, step := range lifecycleSteps {
-				fmt.Fprintf(w, "\t%.2fs", median(times[step]).Seconds())
+				fmt.Fprintf(out, "%9.2fs", median(times[step]).Seconds())
 			}
-			fmt.Fprintln(w)
-			return w.Flush()
+			fmt.Fprintln(out)
+			return nil
 		},
 	}
 	cmd.Flags().IntVar(&runs, "runs", 3, "how many times to run the lifecycle")

@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -80,9 +81,10 @@ type Ports struct {
 // ParseCluster reads a Cluster config strictly: a field kubesim does not
 // know is an error that names it.
 func ParseCluster(data []byte) (*Cluster, error) {
-	jsonData, err := yaml.YAMLToJSON(data)
+	jsonData, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
-		return nil, fmt.Errorf("not valid YAML: %w", err)
+		// One line: the YAML library splits its message over several.
+		return nil, fmt.Errorf("not valid YAML: %s", strings.Join(strings.Fields(err.Error()), " "))
 	}
 	c := &Cluster{}
 	// sigs.k8s.io/json names a misplaced field by its path (networking.x).

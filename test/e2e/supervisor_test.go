@@ -1,0 +1,159 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"sigs.k8s.io/yaml"
+)
+
+// TestComponentRestart kills the scheduler: the supervisor must bring it
+// back, and the new one must schedule (here: report that no node fits).
+func TestComponentRestart(t *testing.T) {
+	e := newEnv(t)
+	e.must("create", "cluster", "--name", "crash")
+	old := e.componentPID("crash", "kube-scheduler")
+	if old == 0 {
+		t.Fatal("no kube-scheduler process")
+	}
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var restarted int
+	eventually(t, 60*time.Second, "kube-scheduler restarted", func() error {
+		restarted = e.componentPID("crash", "kube-scheduler")
+		if restarted == 0 || restarted == old {
+			return errors.New("no new kube-scheduler process")
+		}
+		return nil
+	})
+	log, _ := os.ReadFile(filepath.Join(e.clusterDir("crash"), "logs", "supervisor.log"))
+	if !strings.Contains(string(log), "kube-scheduler exited") {
+		t.Errorf("supervisor log does not say why it restarted the scheduler:\n%s", log)
+	}
+
+	ctx := context.Background()
+	client := e.client()
+	if _, err := client.CoreV1().Pods("default").Create(ctx, testPod("waiting"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "the restarted scheduler reports FailedScheduling", func() error {
+		evs, err := client.CoreV1().Events("default").List(ctx, metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("involvedObject.name", "waiting").String(),
+		})
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs.Items {
+			if ev.Reason == "FailedScheduling" {
+				return nil
+			}
+		}
+		return fmt.Errorf("events: %v", evs.Items)
+	})
+
+	// stop leaves nothing running, whatever was restarted.
+	e.must("stop", "cluster", "--name", "crash")
+	if pids := e.processes(); len(pids) > 0 {
+		t.Errorf("processes left after stop: %v", pids)
+	}
+}
+
+// TestPortTakenWhileStopped takes the API server's port while the cluster
+// is stopped: start must move to a free port and fix the kubeconfig.
+func TestPortTakenWhileStopped(t *testing.T) {
+	e := newEnv(t)
+	e.must("create", "cluster", "--name", "moved")
+	port := apiServerPort(t, e, "moved")
+	e.must("stop", "cluster", "--name", "moved")
+	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		t.Fatalf("taking port %d: %v", port, err)
+	}
+	defer l.Close()
+	e.must("start", "cluster", "--name", "moved")
+	if now := apiServerPort(t, e, "moved"); now == port {
+		t.Fatalf("API server still on taken port %d", port)
+	}
+	if _, err := e.client().CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{}); err != nil {
+		t.Fatalf("kubeconfig not updated to the new port: %v", err)
+	}
+	if out := e.must("kubectl", "--name", "moved", "get", "ns", "default").stdout; !strings.Contains(out, "default") {
+		t.Errorf("embedded kubectl after move: %s", out)
+	}
+
+	// A port the user chose is never moved: taken means an error.
+	e.fails(fmt.Sprintf("networking.apiServerPort: port %d is in use", port),
+		"create", "cluster", "--name", "fixed", "--api-server-port", strconv.Itoa(port))
+}
+
+// TestConfigFile creates a cluster from a config file, with a flag
+// overriding it, and checks the options reach the components.
+func TestConfigFile(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "audit.yaml")
+	writeFile(t, policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: RequestResponse\n  resources:\n  - group: \"\"\n    resources: [\"configmaps\"]\n"))
+	config := filepath.Join(dir, "cluster.yaml")
+	writeFile(t, config, []byte(`apiVersion: kubesim.io/v1alpha1
+kind: Cluster
+name: fromfile
+auditPolicy: `+policy+`
+nodeLifecycle:
+  nodeMonitorPeriod: 2s
+  nodeMonitorGracePeriod: 20s
+`))
+	e.must("create", "cluster", "--config", config, "--node-monitor-grace-period", "12s")
+	kcm := e.componentPID("fromfile", "kube-controller-manager")
+	if kcm == 0 {
+		t.Fatal("no controller-manager for cluster fromfile")
+	}
+	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", kcm))
+	for _, want := range []string{"--node-monitor-period=2s", "--node-monitor-grace-period=12s"} {
+		if !strings.Contains(string(cmdline), want) {
+			t.Errorf("controller-manager lacks %s: %s", want, strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "audited"}, Data: map[string]string{"secret-ish": "value-in-body"}}
+	if _, err := e.client().CoreV1().ConfigMaps("default").Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "audit log has the request body (RequestResponse level)", func() error {
+		if out := e.must("logs", "--name", "fromfile", "audit").stdout; !strings.Contains(out, "value-in-body") {
+			return errors.New("request body not in audit log")
+		}
+		return nil
+	})
+}
+
+// apiServerPort reads the port kubesim recorded for a cluster.
+func apiServerPort(t *testing.T, e *env, name string) int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(e.clusterDir(name), "cluster.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		Status struct {
+			Ports struct {
+				APIServer int `json:"apiServer"`
+			} `json:"ports"`
+		} `json:"status"`
+	}
+	if err := yaml.Unmarshal(data, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c.Status.Ports.APIServer
+}
