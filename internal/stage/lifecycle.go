@@ -1,0 +1,63 @@
+package stage
+
+import (
+	"math/rand/v2"
+	"sort"
+)
+
+// Lifecycle is the set of stages for one kind of object.
+type Lifecycle struct {
+	stages []*Stage // sorted by name, so evaluation is deterministic
+}
+
+// NewLifecycle returns the stages of stages that apply to group/kind.
+func NewLifecycle(group, kind string, stages []*Stage) *Lifecycle {
+	l := &Lifecycle{}
+	for _, s := range stages {
+		if s.ResourceMatches(group, kind) {
+			l.stages = append(l.stages, s)
+		}
+	}
+	sort.Slice(l.stages, func(i, j int) bool { return l.stages[i].Name < l.stages[j].Name })
+	return l
+}
+
+// Stages lists the lifecycle's stages.
+func (l *Lifecycle) Stages() []*Stage { return l.stages }
+
+// Match returns the stage obj is in: of the stages whose selector matches,
+// one drawn at random by weight (if no match has weight, the first by
+// name), or nil if none matches. Stages whose expressions fail on obj are
+// skipped; their errors are returned beside the result.
+func (l *Lifecycle) Match(obj map[string]any) (*Stage, []error) {
+	var matched []*Stage
+	var weights []int
+	var errs []error
+	total := 0
+	for _, s := range l.stages {
+		ok, err := s.Matches(obj)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		w := max(s.weight(obj), 0)
+		matched, weights, total = append(matched, s), append(weights, w), total+w
+	}
+	if len(matched) == 0 {
+		return nil, errs
+	}
+	if total == 0 {
+		return matched[0], errs
+	}
+	n := rand.N(total)
+	for i, w := range weights {
+		if n < w {
+			return matched[i], errs
+		}
+		n -= w
+	}
+	return matched[len(matched)-1], errs
+}

@@ -1,0 +1,156 @@
+// Package stage evaluates Stages: which stage an object is in, when its
+// change is due, and what that change is. It knows nothing of clients or
+// informers; the kubelet simulator feeds it objects and applies its answers.
+package stage
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/itchyny/gojq"
+
+	"github.com/kubesim/kubesim/apis/kwok/v1alpha1"
+)
+
+// Stage is a Stage compiled for evaluation: jq expressions parsed, the
+// templates parsed.
+type Stage struct {
+	Name string
+	Spec v1alpha1.StageSpec
+
+	selector       *selector
+	weightFrom     *gojq.Code
+	durationFrom   *gojq.Code
+	jitterFrom     *gojq.Code
+	statusTemplate *template.Template
+	patches        []patch
+}
+
+type patch struct {
+	spec     v1alpha1.StagePatch
+	template *template.Template
+}
+
+// Compile checks a Stage and prepares it for evaluation. Errors name the
+// field at fault.
+func Compile(s *v1alpha1.Stage) (*Stage, error) {
+	c := &Stage{Name: s.Name, Spec: s.Spec}
+	if s.Spec.ResourceRef.Kind == "" {
+		return nil, fmt.Errorf("stage %s: spec.resourceRef.kind: required", s.Name)
+	}
+	var err error
+	if c.selector, err = compileSelector(s.Spec.Selector); err != nil {
+		return nil, fmt.Errorf("stage %s: %w", s.Name, err)
+	}
+	exprs := []exprField{{"spec.weightFrom.expressionFrom", s.Spec.WeightFrom, &c.weightFrom}}
+	if d := s.Spec.Delay; d != nil {
+		exprs = append(exprs,
+			exprField{"spec.delay.durationFrom.expressionFrom", d.DurationFrom, &c.durationFrom},
+			exprField{"spec.delay.jitterDurationFrom.expressionFrom", d.JitterDurationFrom, &c.jitterFrom})
+	}
+	for _, e := range exprs {
+		if e.src == nil || e.src.ExpressionFrom == "" {
+			continue
+		}
+		if *e.dst, err = compileJQ(e.src.ExpressionFrom); err != nil {
+			return nil, fmt.Errorf("stage %s: %s: %w", s.Name, e.field, err)
+		}
+	}
+	if t := s.Spec.Next.StatusTemplate; t != "" {
+		if c.statusTemplate, err = parseTemplate(s.Name, t); err != nil {
+			return nil, fmt.Errorf("stage %s: spec.next.statusTemplate: %w", s.Name, err)
+		}
+	}
+	for i, p := range s.Spec.Next.Patches {
+		tmpl, err := parseTemplate(s.Name, p.Template)
+		if err != nil {
+			return nil, fmt.Errorf("stage %s: spec.next.patches[%d].template: %w", s.Name, i, err)
+		}
+		c.patches = append(c.patches, patch{spec: p, template: tmpl})
+	}
+	return c, nil
+}
+
+// exprField is an optional jq expression of a Stage and where its
+// compiled form goes.
+type exprField struct {
+	field string
+	src   *v1alpha1.ExpressionFromSource
+	dst   **gojq.Code
+}
+
+// Matches reports whether obj (an object as JSON-like maps) is selected.
+func (s *Stage) Matches(obj map[string]any) (bool, error) {
+	return s.selector.matches(obj)
+}
+
+// weight is the stage's weight for obj: weightFrom if it yields a number.
+func (s *Stage) weight(obj map[string]any) int {
+	if s.weightFrom != nil {
+		if v, ok := firstString(s.weightFrom, obj); ok {
+			if w, err := strconv.Atoi(v); err == nil {
+				return w
+			}
+		}
+	}
+	return s.Spec.Weight
+}
+
+// Delay returns how long to wait before applying the stage to obj.
+func (s *Stage) Delay(obj map[string]any, now time.Time) time.Duration {
+	d := s.Spec.Delay
+	if d == nil {
+		return 0
+	}
+	base := durationOf(d.DurationMilliseconds, s.durationFrom, obj, now)
+	jitter := durationOf(d.JitterDurationMilliseconds, s.jitterFrom, obj, now)
+	if jitter > base {
+		return base + rand.N(jitter-base)
+	}
+	return base
+}
+
+// durationOf reads a delay: from the expression (a duration such as "5s",
+// a number of milliseconds, or a time to wait until) if it yields one,
+// otherwise from the fixed milliseconds.
+func durationOf(ms *int64, expr *gojq.Code, obj map[string]any, now time.Time) time.Duration {
+	if expr != nil {
+		if v, ok := firstString(expr, obj); ok {
+			if d, err := time.ParseDuration(v); err == nil {
+				return max(d, 0)
+			}
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				return max(time.Duration(n)*time.Millisecond, 0)
+			}
+			if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+				return max(t.Sub(now), 0)
+			}
+		}
+	}
+	if ms == nil {
+		return 0
+	}
+	return max(time.Duration(*ms)*time.Millisecond, 0)
+}
+
+// ResourceMatches reports whether the stage is for the given group/kind.
+// KWOK manifests write the core group as "v1"; both it and "" mean core.
+func (s *Stage) ResourceMatches(group, kind string) bool {
+	ref := s.Spec.ResourceRef
+	return ref.Kind == kind && normalizeGroup(ref.APIGroup) == normalizeGroup(group)
+}
+
+func normalizeGroup(g string) string {
+	if g == "v1" {
+		return ""
+	}
+	// "apps/v1" style: the group is what comes before the version.
+	if i := strings.Index(g, "/"); i >= 0 {
+		return g[:i]
+	}
+	return g
+}

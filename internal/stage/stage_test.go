@@ -1,0 +1,277 @@
+package stage
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"text/template"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubesim/kubesim/apis/kwok/v1alpha1"
+)
+
+func obj(t *testing.T, y string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(y), &m); err != nil {
+		t.Fatal(err)
+	}
+	return Normalize(m).(map[string]any)
+}
+
+func builtinLifecycle(t *testing.T, kind string) *Lifecycle {
+	t.Helper()
+	stages, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewLifecycle("", kind, stages)
+}
+
+var testFuncs = template.FuncMap{
+	"NodeIP":   func() string { return "10.64.0.1" },
+	"NodeName": func() string { return "node-000000" },
+	"NodePort": func() int { return 10250 },
+	"NodeConditions": func() []map[string]any {
+		return []map[string]any{{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "ok"}}
+	},
+	"NodeIPWith": func(string) string { return "10.64.0.1" },
+	"PodIPWith":  func(string, bool, string, string, string) (string, error) { return "10.0.0.7", nil },
+	"Version":    func() string { return "kubesim-test" },
+}
+
+func statusOf(t *testing.T, s *Stage, o map[string]any) map[string]any {
+	t.Helper()
+	patches, err := s.Render(o, testFuncs)
+	if err != nil {
+		t.Fatalf("render %s: %v", s.Name, err)
+	}
+	if len(patches) != 1 || patches[0].Subresource != "status" {
+		t.Fatalf("render %s: patches %+v", s.Name, patches)
+	}
+	var p map[string]map[string]any
+	if err := json.Unmarshal(patches[0].Data, &p); err != nil {
+		t.Fatalf("%s rendered invalid JSON %s: %v", s.Name, patches[0].Data, err)
+	}
+	return p["status"]
+}
+
+func condition(status map[string]any, typ string) string {
+	conds, _ := status["conditions"].([]any)
+	for _, c := range conds {
+		m := c.(map[string]any)
+		if m["type"] == typ {
+			return m["status"].(string)
+		}
+	}
+	return ""
+}
+
+const pendingPod = `
+metadata: {name: p, namespace: default, uid: u1}
+spec:
+  nodeName: node-000000
+  initContainers: [{name: init, image: busybox}]
+  containers: [{name: c, image: nginx}]
+status: {phase: Pending}
+`
+
+func TestPendingPodBecomesReadyWithAnIP(t *testing.T) {
+	l := builtinLifecycle(t, "Pod")
+	o := obj(t, pendingPod)
+	s, errs := l.Match(o)
+	if len(errs) > 0 || s == nil || s.Name != "pod-ready" {
+		t.Fatalf("pending pod matched %v (errors %v), want pod-ready", s, errs)
+	}
+	st := statusOf(t, s, o)
+	if st["phase"] != "Running" || st["podIP"] != "10.0.0.7" || st["hostIP"] != "10.64.0.1" {
+		t.Errorf("status %v", st)
+	}
+	if condition(st, "Ready") != "True" || condition(st, "ContainersReady") != "True" {
+		t.Errorf("conditions %v", st["conditions"])
+	}
+	init := st["initContainerStatuses"].([]any)[0].(map[string]any)
+	if init["state"].(map[string]any)["terminated"].(map[string]any)["reason"] != "Completed" {
+		t.Errorf("init container not Completed: %v", init)
+	}
+}
+
+func TestReadinessGatesHoldReadyUntilTrue(t *testing.T) {
+	l := builtinLifecycle(t, "Pod")
+	o := obj(t, `
+metadata: {name: p, namespace: default, uid: u1}
+spec: {nodeName: node-000000, containers: [{name: c, image: nginx}]}
+status: {phase: Pending, conditions: [{type: PodScheduled, status: "True"}]}
+`)
+	o["spec"].(map[string]any)["readinessGates"] = []any{map[string]any{"conditionType": "example.com/gate"}}
+	s, _ := l.Match(o)
+	st := statusOf(t, s, o)
+	if condition(st, "Ready") != "False" {
+		t.Fatalf("Ready with an unmet gate: %v", st["conditions"])
+	}
+	// Running, gate still False: nothing to do.
+	running := obj(t, `
+metadata: {name: p, uid: u1}
+spec:
+  readinessGates: [{conditionType: example.com/gate}]
+  containers: [{name: c, image: nginx}]
+status:
+  phase: Running
+  conditions:
+  - {type: Ready, status: "False"}
+  - {type: example.com/gate, status: "False"}
+`)
+	if s, errs := l.Match(running); s != nil || len(errs) > 0 {
+		t.Fatalf("running pod with unmet gate matched %v (%v)", s.Name, errs)
+	}
+	running["status"].(map[string]any)["conditions"].([]any)[1].(map[string]any)["status"] = "True"
+	s, errs := l.Match(running)
+	if s == nil || s.Name != "pod-readiness-gates" {
+		t.Fatalf("gate met: matched %v (%v), want pod-readiness-gates", s, errs)
+	}
+	if condition(statusOf(t, s, running), "Ready") != "True" {
+		t.Error("gate stage does not set Ready")
+	}
+}
+
+func TestJobPodCompletesAndDeletedPodGoes(t *testing.T) {
+	l := builtinLifecycle(t, "Pod")
+	job := obj(t, `
+metadata: {name: j, uid: u2, ownerReferences: [{kind: Job, name: x}]}
+spec: {containers: [{name: c, image: busybox}]}
+status: {phase: Running, startTime: "2026-01-01T00:00:00Z"}
+`)
+	s, _ := l.Match(job)
+	if s == nil || s.Name != "pod-complete" {
+		t.Fatalf("running Job pod matched %v, want pod-complete", s)
+	}
+	st := statusOf(t, s, job)
+	term := st["containerStatuses"].([]any)[0].(map[string]any)["state"].(map[string]any)["terminated"].(map[string]any)
+	if st["phase"] != "Succeeded" || term["exitCode"] != float64(0) {
+		t.Errorf("status %v", st)
+	}
+	rs := obj(t, `
+metadata: {name: r, uid: u3, ownerReferences: [{kind: ReplicaSet, name: x}]}
+status: {phase: Running}
+`)
+	if s, _ := l.Match(rs); s != nil {
+		t.Errorf("running ReplicaSet pod matched %s", s.Name)
+	}
+	deleting := obj(t, `
+metadata: {name: d, uid: u4, deletionTimestamp: "2026-01-01T00:00:00Z"}
+status: {phase: Running}
+`)
+	if s, _ := l.Match(deleting); s == nil || s.Name != "pod-delete" || !s.Spec.Next.Delete {
+		t.Errorf("deleting pod matched %v, want pod-delete", s)
+	}
+}
+
+func TestNewNodeInitializesWithDefaultsOrItsOwnCapacity(t *testing.T) {
+	l := builtinLifecycle(t, "Node")
+	n := obj(t, `metadata: {name: node-000000, creationTimestamp: "2026-01-01T00:00:00Z"}`)
+	s, _ := l.Match(n)
+	if s == nil || s.Name != "node-initialize" {
+		t.Fatalf("new node matched %v", s)
+	}
+	st := statusOf(t, s, n)
+	if st["capacity"].(map[string]any)["pods"] != "110" || st["allocatable"].(map[string]any)["cpu"] != "32" {
+		t.Errorf("default capacity: %v / %v", st["capacity"], st["allocatable"])
+	}
+	if st["nodeInfo"].(map[string]any)["kubeletVersion"] != "kubesim-test" || condition(st, "Ready") != "True" {
+		t.Errorf("status %v", st)
+	}
+	custom := obj(t, `
+metadata: {name: big}
+status: {capacity: {cpu: "4", memory: 8Gi, pods: "20000"}}
+`)
+	st = statusOf(t, s, custom)
+	if st["capacity"].(map[string]any)["pods"] != "20000" || st["allocatable"].(map[string]any)["pods"] != "20000" {
+		t.Errorf("template capacity not kept: %v / %v", st["capacity"], st["allocatable"])
+	}
+	ready := obj(t, `
+metadata: {name: n}
+status: {phase: Running, conditions: [{type: Ready, status: "True"}]}
+`)
+	s, _ = l.Match(ready)
+	if s == nil || s.Name != "node-heartbeat" {
+		t.Fatalf("ready node matched %v, want node-heartbeat", s)
+	}
+	if d := s.Delay(ready, time.Now()); d < 4*time.Minute || d > 5*time.Minute {
+		t.Errorf("heartbeat delay %s, want 4-5m", d)
+	}
+}
+
+func TestDelayFromExpressionAndJitter(t *testing.T) {
+	ms := func(v int64) *int64 { return &v }
+	s, err := Compile(&v1alpha1.Stage{Spec: v1alpha1.StageSpec{
+		ResourceRef: v1alpha1.StageResourceRef{Kind: "Pod"},
+		Delay: &v1alpha1.StageDelay{
+			DurationMilliseconds:       ms(1000),
+			DurationFrom:               &v1alpha1.ExpressionFromSource{ExpressionFrom: `.metadata.annotations["delay"]`},
+			JitterDurationMilliseconds: ms(3000),
+		},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := obj(t, `metadata: {name: a}`)
+	for range 50 {
+		if d := s.Delay(plain, time.Now()); d < time.Second || d >= 3*time.Second {
+			t.Fatalf("delay %s outside [1s,3s)", d)
+		}
+	}
+	annotated := obj(t, `metadata: {name: a, annotations: {delay: "2500ms"}}`)
+	for range 50 {
+		if d := s.Delay(annotated, time.Now()); d < 2500*time.Millisecond || d >= 3*time.Second {
+			t.Fatalf("annotated delay %s outside [2.5s,3s)", d)
+		}
+	}
+}
+
+func TestCompileNamesTheBadField(t *testing.T) {
+	for _, tc := range []struct {
+		spec v1alpha1.StageSpec
+		want string
+	}{
+		{v1alpha1.StageSpec{}, "spec.resourceRef.kind"},
+		{v1alpha1.StageSpec{ResourceRef: v1alpha1.StageResourceRef{Kind: "Pod"},
+			Selector: &v1alpha1.StageSelector{MatchExpressions: []v1alpha1.SelectorRequirement{{Key: ".a[", Operator: "Exists"}}}},
+			"spec.selector.matchExpressions[0].key"},
+		{v1alpha1.StageSpec{ResourceRef: v1alpha1.StageResourceRef{Kind: "Pod"},
+			Selector: &v1alpha1.StageSelector{MatchExpressions: []v1alpha1.SelectorRequirement{{Key: ".a", Operator: "Near"}}}},
+			"spec.selector.matchExpressions[0].operator"},
+		{v1alpha1.StageSpec{ResourceRef: v1alpha1.StageResourceRef{Kind: "Pod"},
+			Next: v1alpha1.StageNext{StatusTemplate: "{{ .a "}}, "spec.next.statusTemplate"},
+	} {
+		_, err := Compile(&v1alpha1.Stage{Spec: tc.spec})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Compile(%+v) = %v, want error naming %s", tc.spec, err, tc.want)
+		}
+	}
+}
+
+// The KWOK project's published stages must parse and compile.
+func TestKWOKStagesCompile(t *testing.T) {
+	files, _ := filepath.Glob("../../../shared/kwok-stages/*/*/*.yaml")
+	if len(files) == 0 {
+		t.Skip("../shared/kwok-stages not present")
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Parse(data)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if _, err := Compile(s); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}

@@ -1,0 +1,148 @@
+package stage
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/Masterminds/sprig/v3"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubesim/kubesim/apis/kwok/v1alpha1"
+)
+
+// ContextFuncNames are the template helpers whose answers depend on the
+// object being rendered or on the simulator (addresses, the clock of its
+// start); the simulator supplies them per render. Templates may use any of
+// them; one not supplied for a kind fails the render with a clear error.
+var ContextFuncNames = []string{
+	"NodeIP", "NodeName", "NodePort", "NodeConditions", "NodeIPWith", "NodeIPsWith",
+	"PodIP", "PodIPWith", "PodIPsWith", "StartTime", "Version",
+}
+
+// staticFuncs are helpers that depend on nothing but their arguments:
+// sprig's library (dict, list, default, …) and KWOK's own names.
+var staticFuncs = func() template.FuncMap {
+	funcs := sprig.TxtFuncMap()
+	funcs["Now"] = func() string { return time.Now().UTC().Format(time.RFC3339Nano) }
+	funcs["Quote"] = quote
+	funcs["YAML"] = toYAML
+	return funcs
+}()
+
+func parseTemplate(name, text string) (*template.Template, error) {
+	funcs := template.FuncMap{}
+	for k, v := range staticFuncs {
+		funcs[k] = v
+	}
+	for _, name := range ContextFuncNames {
+		funcs[name] = notAvailable(name)
+	}
+	return template.New(name).Funcs(funcs).Parse(text)
+}
+
+func notAvailable(name string) func(...any) (any, error) {
+	return func(...any) (any, error) {
+		return nil, fmt.Errorf("%s is not available for this kind of object", name)
+	}
+}
+
+// Patch is a change a stage makes, rendered and ready to send.
+type Patch struct {
+	Subresource string
+	Type        v1alpha1.StagePatchType // empty: the default for the kind
+	Data        []byte                  // JSON
+}
+
+// Render renders the stage's status template and patches for obj, with
+// funcs providing the context helpers. A stage without them yields none.
+func (s *Stage) Render(obj map[string]any, funcs template.FuncMap) ([]Patch, error) {
+	var out []Patch
+	if s.statusTemplate != nil {
+		status, err := render(s.statusTemplate, obj, funcs)
+		if err != nil {
+			return nil, fmt.Errorf("statusTemplate: %w", err)
+		}
+		data, err := json.Marshal(map[string]json.RawMessage{"status": status})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Patch{Subresource: "status", Data: data})
+	}
+	for i, p := range s.patches {
+		body, err := render(p.template, obj, funcs)
+		if err != nil {
+			return nil, fmt.Errorf("patches[%d]: %w", i, err)
+		}
+		if p.spec.Root != "" {
+			if body, err = json.Marshal(map[string]json.RawMessage{p.spec.Root: body}); err != nil {
+				return nil, err
+			}
+		}
+		var typ v1alpha1.StagePatchType
+		if p.spec.Type != nil {
+			typ = *p.spec.Type
+		}
+		out = append(out, Patch{Subresource: p.spec.Subresource, Type: typ, Data: body})
+	}
+	return out, nil
+}
+
+// render executes a template and turns its YAML output into JSON.
+func render(t *template.Template, obj map[string]any, funcs template.FuncMap) (json.RawMessage, error) {
+	// A clone takes this render's helpers without disturbing others.
+	t, err := t.Clone()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := t.Funcs(funcs).Execute(&buf, obj); err != nil {
+		return nil, err
+	}
+	data, err := yaml.YAMLToJSON(buf.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("rendered text is not YAML: %w", err)
+	}
+	if string(data) == "null" {
+		data = []byte("{}")
+	}
+	return data, nil
+}
+
+// quote renders v as a JSON (so YAML) scalar: strings quoted, times in
+// RFC 3339, numbers and booleans as they are.
+func quote(v any) string {
+	switch v := v.(type) {
+	case string:
+		data, _ := json.Marshal(v)
+		return string(data)
+	case time.Time:
+		return `"` + v.UTC().Format(time.RFC3339Nano) + `"`
+	case nil:
+		return `""`
+	default:
+		data, err := json.Marshal(v)
+		if err != nil {
+			return `""`
+		}
+		return string(data)
+	}
+}
+
+// toYAML renders v as YAML, every line indented by indent levels of two
+// spaces, to nest it under a key of the template.
+func toYAML(v any, indent int) (string, error) {
+	data, err := yaml.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	prefix := strings.Repeat("  ", indent)
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n"), nil
+}
