@@ -24,6 +24,7 @@ var entryPoints = map[string]func(args []string) int{
 	"kube-apiserver":          upstream(apiserver.NewAPIServerCommand),
 	"kube-controller-manager": upstream(controllermanager.NewControllerManagerCommand),
 	"kube-scheduler":          upstream(func() *cobra.Command { return scheduler.NewSchedulerCommand() }),
+	"kubelet-sim":             runKubeletSim,
 	"supervisor":              runSupervisor,
 }
 

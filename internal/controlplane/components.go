@@ -21,6 +21,7 @@ const (
 	KubeAPIServer         = "kube-apiserver"
 	KubeControllerManager = "kube-controller-manager"
 	KubeScheduler         = "kube-scheduler"
+	KubeletSim            = "kubelet-sim"
 )
 
 // Component is one process of the control plane.
@@ -31,6 +32,9 @@ type Component struct {
 	Args func(d clusterdir.Dir, c *v1alpha1.Cluster) []string
 	// Ready, if set, must succeed before the next component starts.
 	Ready func(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
+	// Setup, if set, runs once the component is ready, before the next
+	// starts; it is retried until it succeeds.
+	Setup func(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
 	// Ports returns pointers to the config's ports this component binds,
 	// so the supervisor can move them if another process took one.
 	Ports func(c *v1alpha1.Cluster) []*int
@@ -41,10 +45,11 @@ func Components() []Component {
 	return []Component{
 		{Name: Etcd, Args: etcdArgs, Ready: etcdReady,
 			Ports: func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.Etcd, &c.Status.Ports.EtcdPeer} }},
-		{Name: KubeAPIServer, Args: apiServerArgs, Ready: APIServerReady,
+		{Name: KubeAPIServer, Args: apiServerArgs, Ready: APIServerReady, Setup: bootstrap,
 			Ports: func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.APIServer} }},
 		{Name: KubeControllerManager, Args: controllerManagerArgs},
 		{Name: KubeScheduler, Args: schedulerArgs},
+		{Name: KubeletSim, Args: kubeletSimArgs},
 	}
 }
 
@@ -145,6 +150,19 @@ func schedulerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--secure-port=0",
 		"--leader-elect=false",
 		"--profiling=false",
+	}
+}
+
+func kubeletSimArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
+	// Four renewals per grace period, as a kubelet's 10s to upstream's 40s.
+	renew := c.NodeLifecycle.NodeMonitorGracePeriod.Duration / 4
+	return []string{
+		"--kubeconfig=" + d.ComponentKubeconfig(kubeletSimName),
+		"--manage-all-nodes",
+		"--holder=kubesim-" + c.Name,
+		"--node-lease-duration=" + c.NodeLifecycle.NodeMonitorGracePeriod.Duration.String(),
+		"--node-lease-renew-interval=" + renew.String(),
+		"--node-ip-range=" + c.Networking.NodeSubnet,
 	}
 }
 

@@ -22,6 +22,8 @@ const (
 	adminName           = "admin"
 	controllerMgrName   = "controller-manager"
 	schedulerName       = "scheduler"
+	kubeletSimName      = "kubelet-sim"
+	kubeletSimUser      = "kubesim:kubelet-sim"
 	adminUser           = "kubesim-admin"
 	controllerMgrUser   = "system:kube-controller-manager"
 	schedulerUser       = "system:kube-scheduler"
@@ -40,6 +42,7 @@ var clientIdentities = []struct {
 	{adminName, adminUser, []string{systemMastersGroup}},
 	{controllerMgrName, controllerMgrUser, nil},
 	{schedulerName, schedulerUser, nil},
+	{kubeletSimName, kubeletSimUser, nil},
 }
 
 // WriteCredentials makes the cluster's CA, every certificate its components

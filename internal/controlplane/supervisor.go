@@ -84,6 +84,12 @@ func Supervise(ctx context.Context, d clusterdir.Dir, logger *log.Logger) error 
 			}
 			logger.Printf("%s is ready", comp.Name)
 		}
+		if comp.Setup != nil {
+			s.setup(ctx, comp)
+			if ctx.Err() != nil {
+				return nil
+			}
+		}
 	}
 	<-ctx.Done()
 	logger.Printf("stopping")
@@ -114,6 +120,22 @@ func (s *Supervisor) waitReady(ctx context.Context, comp Component) {
 		case <-ctx.Done():
 			return
 		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// setup runs comp's setup until it succeeds or ctx ends.
+func (s *Supervisor) setup(ctx context.Context, comp Component) {
+	for {
+		err := comp.Setup(ctx, s.dir, s.config())
+		if err == nil {
+			return
+		}
+		s.logger.Printf("setting up after %s: %v (retrying)", comp.Name, err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
 		}
 	}
 }

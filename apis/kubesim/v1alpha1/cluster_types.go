@@ -50,6 +50,8 @@ type Networking struct {
 	PodSubnet string `json:"podSubnet,omitempty"`
 	// ServiceSubnet is the ClusterIP range; it must not overlap PodSubnet.
 	ServiceSubnet string `json:"serviceSubnet,omitempty"`
+	// NodeSubnet is where simulated nodes' InternalIPs come from.
+	NodeSubnet string `json:"nodeSubnet,omitempty"`
 }
 
 // NodeLifecycle tunes the node-lifecycle controller, so node failures can
@@ -114,6 +116,9 @@ func (c *Cluster) SetDefaults() {
 	if c.Networking.ServiceSubnet == "" {
 		c.Networking.ServiceSubnet = "10.96.0.0/12"
 	}
+	if c.Networking.NodeSubnet == "" {
+		c.Networking.NodeSubnet = "10.64.0.0/12"
+	}
 	nl := &c.NodeLifecycle
 	setDuration(&nl.NodeMonitorPeriod, 5*time.Second)
 	setDuration(&nl.NodeMonitorGracePeriod, 50*time.Second)
@@ -148,8 +153,15 @@ func (c *Cluster) Validate() error {
 	if ones, _ := services.Mask.Size(); ones < 12 || ones > 28 {
 		return fmt.Errorf("networking.serviceSubnet: %q must be between a /12 and a /28", c.Networking.ServiceSubnet)
 	}
-	if pods.Contains(services.IP) || services.Contains(pods.IP) {
+	if overlap(pods, services) {
 		return fmt.Errorf("networking.serviceSubnet: %s overlaps networking.podSubnet %s; choose disjoint ranges", services, pods)
+	}
+	_, nodes, err := net.ParseCIDR(c.Networking.NodeSubnet)
+	if err != nil || nodes.IP.To4() == nil {
+		return fmt.Errorf("networking.nodeSubnet: %q is not an IPv4 CIDR such as 10.64.0.0/12", c.Networking.NodeSubnet)
+	}
+	if overlap(nodes, pods) || overlap(nodes, services) {
+		return fmt.Errorf("networking.nodeSubnet: %s overlaps networking.podSubnet or networking.serviceSubnet; choose a disjoint range", nodes)
 	}
 	nl := c.NodeLifecycle
 	for _, d := range []struct {
@@ -170,6 +182,8 @@ func (c *Cluster) Validate() error {
 	}
 	return nil
 }
+
+func overlap(a, b *net.IPNet) bool { return a.Contains(b.IP) || b.Contains(a.IP) }
 
 // ValidateName checks that name can name a cluster: a DNS label.
 func ValidateName(name string) error {

@@ -1,0 +1,193 @@
+package kubeletsim
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
+	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+)
+
+// leases keeps the Lease of every node this simulator holds renewed, as a
+// kubelet does: that is what tells the node-lifecycle controller a node is
+// alive. A Lease renewed lately by another holder means another simulator
+// (or a real kubelet) owns the node; it is left alone until that lapses.
+type leases struct {
+	client   coordinationclient.LeasesGetter
+	holder   string
+	duration time.Duration
+	interval time.Duration
+	// onAcquired is told when a node becomes ours.
+	onAcquired func(node string)
+
+	queue workqueue.TypedDelayingInterface[string]
+
+	mu     sync.Mutex
+	held   map[string]*coordinationv1.Lease // our current copy of each held lease
+	wanted map[string]types.UID             // nodes we should hold, with their UIDs
+}
+
+func newLeases(client coordinationclient.LeasesGetter, holder string, duration, interval time.Duration, onAcquired func(string)) *leases {
+	return &leases{
+		client:     client,
+		holder:     holder,
+		duration:   duration,
+		interval:   interval,
+		onAcquired: onAcquired,
+		queue:      workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "leases"}),
+		held:       map[string]*coordinationv1.Lease{},
+		wanted:     map[string]types.UID{},
+	}
+}
+
+// want asks for node's Lease to be taken and kept.
+func (l *leases) want(node *corev1.Node) {
+	l.mu.Lock()
+	_, known := l.wanted[node.Name]
+	l.wanted[node.Name] = node.UID
+	l.mu.Unlock()
+	if !known {
+		l.queue.Add(node.Name)
+	}
+}
+
+// drop stops renewing node's Lease (the node is gone or not ours to manage).
+func (l *leases) drop(name string) {
+	l.mu.Lock()
+	delete(l.wanted, name)
+	delete(l.held, name)
+	l.mu.Unlock()
+}
+
+// holds reports whether this simulator holds node's Lease.
+func (l *leases) holds(name string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.held[name]
+	return ok
+}
+
+func (l *leases) run(ctx context.Context, workers int) {
+	go func() {
+		<-ctx.Done()
+		l.queue.ShutDown()
+	}()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				name, quit := l.queue.Get()
+				if quit {
+					return
+				}
+				l.renew(ctx, name)
+				l.queue.Done(name)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// renew takes or renews one node's Lease and schedules the next renewal.
+func (l *leases) renew(ctx context.Context, name string) {
+	l.mu.Lock()
+	uid, wanted := l.wanted[name]
+	lease := l.held[name]
+	l.mu.Unlock()
+	if !wanted {
+		return
+	}
+	wasHeld := lease != nil
+	next, err := l.write(ctx, name, uid, lease)
+	l.mu.Lock()
+	if _, still := l.wanted[name]; still && next != nil {
+		l.held[name] = next
+	} else {
+		delete(l.held, name)
+	}
+	l.mu.Unlock()
+	switch {
+	case err != nil:
+		klog.V(2).InfoS("lease renewal failed", "node", name, "err", err)
+		l.queue.AddAfter(name, time.Second)
+	case next == nil:
+		// Another holder has it: look again once it could have lapsed.
+		l.queue.AddAfter(name, l.duration)
+	default:
+		if !wasHeld && l.onAcquired != nil {
+			l.onAcquired(name)
+		}
+		// Jitter spreads renewals evenly instead of in bursts.
+		l.queue.AddAfter(name, l.interval-time.Duration(rand.Int63nRange(0, int64(l.interval)/5)))
+	}
+}
+
+// write renews lease (our copy, or nil) or takes it over if it is free or
+// has lapsed. It returns nil, nil when another live holder has it.
+func (l *leases) write(ctx context.Context, name string, uid types.UID, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+	leases := l.client.Leases(corev1.NamespaceNodeLease)
+	now := metav1.NewMicroTime(time.Now())
+	if lease != nil {
+		renewed := lease.DeepCopy()
+		renewed.Spec.RenewTime = &now
+		out, err := leases.Update(ctx, renewed, metav1.UpdateOptions{})
+		if err == nil || !apierrors.IsConflict(err) {
+			return out, err
+		}
+	}
+	current, err := leases.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return leases.Create(ctx, l.newLease(name, uid, now), metav1.CreateOptions{})
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !l.free(current, now.Time) {
+		return nil, nil
+	}
+	taken := current.DeepCopy()
+	taken.Spec = l.newLease(name, uid, now).Spec
+	return leases.Update(ctx, taken, metav1.UpdateOptions{})
+}
+
+// free reports whether a Lease is ours, unheld or lapsed.
+func (l *leases) free(lease *coordinationv1.Lease, now time.Time) bool {
+	s := lease.Spec
+	if s.HolderIdentity == nil || *s.HolderIdentity == l.holder || *s.HolderIdentity == "" || s.RenewTime == nil {
+		return true
+	}
+	d := l.duration
+	if s.LeaseDurationSeconds != nil {
+		d = time.Duration(*s.LeaseDurationSeconds) * time.Second
+	}
+	return now.After(s.RenewTime.Add(d))
+}
+
+func (l *leases) newLease(name string, uid types.UID, now metav1.MicroTime) *coordinationv1.Lease {
+	return &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      name,
+			Namespace: corev1.NamespaceNodeLease,
+			// Owned by the node, so it goes when the node does.
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "v1", Kind: "Node", Name: name, UID: uid,
+			}},
+		},
+		Spec: coordinationv1.LeaseSpec{
+			HolderIdentity:       ptr.To(l.holder),
+			LeaseDurationSeconds: ptr.To(int32(l.duration / time.Second)),
+			RenewTime:            &now,
+		},
+	}
+}

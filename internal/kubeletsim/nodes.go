@@ -1,0 +1,72 @@
+package kubeletsim
+
+import (
+	"context"
+	"text/template"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubesim/kubesim/internal/stage"
+)
+
+// kubeletPort is the port simulated kubelets report as their endpoint.
+const kubeletPort = 10250
+
+// nodeKind is how the stage runner reads and changes Nodes.
+type nodeKind struct{ s *Simulator }
+
+func (k *nodeKind) name() string { return "Node" }
+
+func (k *nodeKind) get(key string) (runtime.Object, bool) {
+	node, err := k.s.nodeLister.Get(key)
+	return node, err == nil
+}
+
+func (k *nodeKind) managed(obj runtime.Object) bool {
+	node := obj.(*corev1.Node)
+	return k.s.nodeFilter(node) && k.s.leases.holds(node.Name)
+}
+
+func (k *nodeKind) funcs(obj runtime.Object) template.FuncMap {
+	node := obj.(*corev1.Node)
+	return template.FuncMap{
+		"NodeIP":         func() (string, error) { return k.s.nodeIP(node) },
+		"NodeName":       func() string { return node.Name },
+		"NodePort":       func() int { return kubeletPort },
+		"NodeConditions": nodeConditions,
+		"Version":        k.s.kubeletVersion,
+	}
+}
+
+func (k *nodeKind) patch(ctx context.Context, obj runtime.Object, p stage.Patch) (runtime.Object, error) {
+	node := obj.(*corev1.Node)
+	return k.s.client.CoreV1().Nodes().Patch(ctx, node.Name, patchType(p), p.Data, metav1.PatchOptions{}, subresources(p)...)
+}
+
+func (k *nodeKind) remove(ctx context.Context, obj runtime.Object) error {
+	node := obj.(*corev1.Node)
+	return k.s.client.CoreV1().Nodes().Delete(ctx, node.Name, metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(node.UID))})
+}
+
+// nodeConditions are the conditions of a healthy node, as a kubelet
+// reports them.
+func nodeConditions() []map[string]string {
+	return []map[string]string{
+		{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status"},
+		{"type": "MemoryPressure", "status": "False", "reason": "KubeletHasSufficientMemory", "message": "kubelet has sufficient memory available"},
+		{"type": "DiskPressure", "status": "False", "reason": "KubeletHasNoDiskPressure", "message": "kubelet has no disk pressure"},
+		{"type": "PIDPressure", "status": "False", "reason": "KubeletHasSufficientPID", "message": "kubelet has sufficient PID available"},
+		{"type": "NetworkUnavailable", "status": "False", "reason": "RouteCreated", "message": "simulated network is up"},
+	}
+}
+
+func (s *Simulator) kubeletVersion() string { return "kubesim-" + s.opts.Version }
+
+func subresources(p stage.Patch) []string {
+	if p.Subresource == "" {
+		return nil
+	}
+	return []string{p.Subresource}
+}

@@ -1,0 +1,113 @@
+package kubeletsim
+
+import (
+	"context"
+	"fmt"
+	"text/template"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubesim/kubesim/internal/stage"
+)
+
+// podKind is how the stage runner reads and changes Pods.
+type podKind struct{ s *Simulator }
+
+func (k *podKind) name() string { return "Pod" }
+
+func (k *podKind) get(key string) (runtime.Object, bool) {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil, false
+	}
+	pod, err := k.s.podLister.Pods(ns).Get(name)
+	return pod, err == nil
+}
+
+// managed: pods bound to a node this simulator manages; others, and pods
+// on nodes that do not exist, are left alone.
+func (k *podKind) managed(obj runtime.Object) bool {
+	pod := obj.(*corev1.Pod)
+	return pod.Spec.NodeName != "" && k.s.manages(pod.Spec.NodeName)
+}
+
+func (k *podKind) funcs(obj runtime.Object) template.FuncMap {
+	pod := obj.(*corev1.Pod)
+	return template.FuncMap{
+		"NodeName":    func() string { return pod.Spec.NodeName },
+		"NodeIP":      func() (string, error) { return k.s.nodeIPByName(pod.Spec.NodeName) },
+		"NodeIPWith":  k.s.nodeIPByName,
+		"NodeIPsWith": func(node string) ([]string, error) { return one(k.s.nodeIPByName(node)) },
+		"PodIP": func() (string, error) {
+			return k.s.podIP(pod.Spec.NodeName, pod.Spec.HostNetwork, string(pod.UID))
+		},
+		"PodIPWith": func(node string, hostNetwork bool, uid, _, _ string) (string, error) {
+			return k.s.podIP(node, hostNetwork, uid)
+		},
+		"PodIPsWith": func(node string, hostNetwork bool, uid, _, _ string) ([]string, error) {
+			return one(k.s.podIP(node, hostNetwork, uid))
+		},
+		"StartTime": func() string {
+			if t := pod.Status.StartTime; t != nil {
+				return t.UTC().Format("2006-01-02T15:04:05Z")
+			}
+			return ""
+		},
+		"Version": k.s.kubeletVersion,
+	}
+}
+
+func (k *podKind) patch(ctx context.Context, obj runtime.Object, p stage.Patch) (runtime.Object, error) {
+	pod := obj.(*corev1.Pod)
+	return k.s.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, patchType(p), p.Data, metav1.PatchOptions{}, subresources(p)...)
+}
+
+// remove deletes the pod at once, as a kubelet does once its containers
+// have stopped; the UID guards against deleting a namesake.
+func (k *podKind) remove(ctx context.Context, obj runtime.Object) error {
+	pod := obj.(*corev1.Pod)
+	return k.s.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: ptr.To[int64](0),
+		Preconditions:      metav1.NewUIDPreconditions(string(pod.UID)),
+	})
+}
+
+func (s *Simulator) nodeIPByName(name string) (string, error) {
+	node, err := s.nodeLister.Get(name)
+	if err != nil {
+		return "", fmt.Errorf("node %s: %w", name, err)
+	}
+	return s.nodeIP(node)
+}
+
+// podIP is a pod's address: its node's for hostNetwork pods, else one of
+// the node's pod range, the same for the pod's UID until it is deleted.
+func (s *Simulator) podIP(nodeName string, hostNetwork bool, uid string) (string, error) {
+	if hostNetwork {
+		return s.nodeIPByName(nodeName)
+	}
+	node, err := s.nodeLister.Get(nodeName)
+	if err != nil {
+		return "", fmt.Errorf("node %s: %w", nodeName, err)
+	}
+	pool, err := s.podPool(node)
+	if err != nil {
+		return "", err
+	}
+	ip, err := pool.Get(uid)
+	if err != nil {
+		return "", fmt.Errorf("node %s: pod addresses exhausted: %w", nodeName, err)
+	}
+	return ip.String(), nil
+}
+
+func one(s string, err error) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	return []string{s}, nil
+}

@@ -1,0 +1,332 @@
+package kubeletsim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"text/template"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/kubesim/kubesim/apis/kwok/v1alpha1"
+	"github.com/kubesim/kubesim/internal/stage"
+)
+
+// kind is what the stage runner needs to know of one kind of object: how
+// to read it, whether it is ours, and how to change it.
+type kind interface {
+	name() string
+	// get returns the cached object for key, or false if it is gone.
+	get(key string) (runtime.Object, bool)
+	// managed reports whether this simulator acts for obj.
+	managed(obj runtime.Object) bool
+	// funcs are the template helpers for obj.
+	funcs(obj runtime.Object) template.FuncMap
+	// patch applies a patch; an empty subresource patches the object.
+	patch(ctx context.Context, obj runtime.Object, p stage.Patch) (runtime.Object, error)
+	// remove deletes obj at once.
+	remove(ctx context.Context, obj runtime.Object) error
+}
+
+// runner moves the objects of one kind through their stages: it finds the
+// stage an object is in, waits out the stage's delay and applies it.
+type runner struct {
+	kind      kind
+	lifecycle *stage.Lifecycle
+	queue     workqueue.TypedRateLimitingInterface[string]
+	recorder  record.EventRecorder
+
+	mu sync.Mutex
+	// due is the stage each waiting object is scheduled for, and when.
+	due map[string]scheduled
+	// written is the resourceVersion of our last write of each object: a
+	// cached copy older than that is stale and must not be acted on again.
+	written map[string]uint64
+}
+
+type scheduled struct {
+	stage string
+	at    time.Time
+}
+
+func newRunner(k kind, lifecycle *stage.Lifecycle, recorder record.EventRecorder) *runner {
+	return &runner{
+		kind:      k,
+		lifecycle: lifecycle,
+		recorder:  recorder,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 30*time.Second),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: k.name()}),
+		due:     map[string]scheduled{},
+		written: map[string]uint64{},
+	}
+}
+
+// handler enqueues every change of the kind, and forgets deleted objects.
+func (r *runner) handler(onDelete func(obj any)) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { r.enqueue(obj) },
+		UpdateFunc: func(_, obj any) { r.enqueue(obj) },
+		DeleteFunc: func(obj any) {
+			key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+			if err != nil {
+				return
+			}
+			r.forget(key)
+			if onDelete != nil {
+				onDelete(obj)
+			}
+		},
+	}
+}
+
+func (r *runner) enqueue(obj any) {
+	if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+		r.queue.Add(key)
+	}
+}
+
+func (r *runner) forget(key string) {
+	r.mu.Lock()
+	delete(r.due, key)
+	delete(r.written, key)
+	r.mu.Unlock()
+}
+
+// run processes the queue with workers until ctx ends.
+func (r *runner) run(ctx context.Context, workers int) {
+	defer r.queue.ShutDown()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r.processNext(ctx) {
+			}
+		}()
+	}
+	<-ctx.Done()
+	r.queue.ShutDown()
+	wg.Wait()
+}
+
+func (r *runner) processNext(ctx context.Context) bool {
+	key, quit := r.queue.Get()
+	if quit {
+		return false
+	}
+	defer r.queue.Done(key)
+	if err := r.sync(ctx, key); err != nil {
+		utilruntime.HandleErrorWithContext(ctx, err, "stage failed", "kind", r.kind.name(), "key", key)
+		r.queue.AddRateLimited(key)
+		return true
+	}
+	r.queue.Forget(key)
+	return true
+}
+
+// sync brings one object one step along its lifecycle, if one is due.
+func (r *runner) sync(ctx context.Context, key string) error {
+	obj, ok := r.kind.get(key)
+	if !ok || !r.kind.managed(obj) {
+		r.forget(key)
+		return nil
+	}
+	if r.stale(key, obj) {
+		return nil // our own write is on its way; its event brings us back
+	}
+	return r.step(ctx, key, obj)
+}
+
+func (r *runner) step(ctx context.Context, key string, obj runtime.Object) error {
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	m := stage.Normalize(content).(map[string]any)
+	st, errs := r.lifecycle.Match(m)
+	for _, err := range errs {
+		r.warn(obj, "StageSelectorFailed", err)
+	}
+	if st == nil {
+		r.forget(key)
+		return nil
+	}
+	now := time.Now()
+	r.mu.Lock()
+	s, ok := r.due[key]
+	if !ok || s.stage != st.Name {
+		s = scheduled{stage: st.Name, at: now.Add(st.Delay(m, now))}
+		r.due[key] = s
+	}
+	r.mu.Unlock()
+	if wait := s.at.Sub(now); wait > 0 {
+		r.queue.AddAfter(key, wait)
+		return nil
+	}
+	r.mu.Lock()
+	delete(r.due, key)
+	r.mu.Unlock()
+
+	next, err := r.apply(ctx, obj, m, st)
+	if err != nil {
+		r.warn(obj, "StageFailed", fmt.Errorf("stage %s: %w", st.Name, err))
+		return fmt.Errorf("stage %s: %w", st.Name, err)
+	}
+	if next != nil && st.Spec.ImmediateNextStage && r.kind.managed(next) {
+		return r.step(ctx, key, next)
+	}
+	return nil
+}
+
+// apply makes the stage's change: event, finalizers, deletion, patches.
+// It returns the object as the last write left it (nil if deleted).
+func (r *runner) apply(ctx context.Context, obj runtime.Object, m map[string]any, st *stage.Stage) (runtime.Object, error) {
+	next := st.Spec.Next
+	if ev := next.Event; ev != nil {
+		r.recorder.Event(obj, eventType(ev.Type), ev.Reason, ev.Message)
+	}
+	var patches []stage.Patch
+	if f := next.Finalizers; f != nil {
+		p, changed, err := finalizersPatch(obj, f)
+		if err != nil {
+			return nil, err
+		}
+		if changed {
+			patches = append(patches, p)
+		}
+	}
+	if next.Delete {
+		for _, p := range patches { // finalizers first, or the delete waits on them
+			if _, err := r.kind.patch(ctx, obj, p); err != nil && !apierrors.IsNotFound(err) {
+				return nil, err
+			}
+		}
+		if err := r.kind.remove(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+		return nil, nil
+	}
+	rendered, err := st.Render(m, r.kind.funcs(obj))
+	if err != nil {
+		return nil, err
+	}
+	result := obj
+	for _, p := range append(patches, rendered...) {
+		out, err := r.kind.patch(ctx, obj, p)
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		result = out
+		r.noteWrite(obj, out)
+	}
+	return result, nil
+}
+
+// finalizersPatch computes the object's finalizers after the stage's
+// changes, as a merge patch guarded by the resourceVersion it read.
+func finalizersPatch(obj runtime.Object, f *v1alpha1.StageFinalizers) (stage.Patch, bool, error) {
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return stage.Patch{}, false, err
+	}
+	old := accessor.GetFinalizers()
+	var out []string
+	if !f.Empty {
+		for _, v := range old {
+			if !slices.ContainsFunc(f.Remove, func(i v1alpha1.FinalizerItem) bool { return i.Value == v }) {
+				out = append(out, v)
+			}
+		}
+	}
+	for _, add := range f.Add {
+		if !slices.Contains(out, add.Value) {
+			out = append(out, add.Value)
+		}
+	}
+	if slices.Equal(old, out) {
+		return stage.Patch{}, false, nil
+	}
+	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"finalizers": out, "resourceVersion": accessor.GetResourceVersion(),
+	}})
+	return stage.Patch{Type: v1alpha1.StagePatchTypeMergePatch, Data: data}, true, err
+}
+
+// stale reports whether obj is an older copy than our last write of it.
+func (r *runner) stale(key string, obj runtime.Object) bool {
+	r.mu.Lock()
+	written, ok := r.written[key]
+	r.mu.Unlock()
+	return ok && resourceVersion(obj) < written
+}
+
+func (r *runner) noteWrite(before, after runtime.Object) {
+	key, err := cache.MetaNamespaceKeyFunc(before)
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	r.written[key] = resourceVersion(after)
+	r.mu.Unlock()
+}
+
+// resourceVersion reads an object's resourceVersion as the number etcd
+// makes it; 0 if it is not one.
+func resourceVersion(obj runtime.Object) uint64 {
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return 0
+	}
+	v, _ := strconv.ParseUint(accessor.GetResourceVersion(), 10, 64)
+	return v
+}
+
+// warn reports a stage failing on obj: an Event on the object and a log line.
+func (r *runner) warn(obj runtime.Object, reason string, err error) {
+	klog.ErrorS(err, "stage", "kind", r.kind.name(), "object", klog.KObj(objectMeta(obj)))
+	r.recorder.Event(obj, corev1.EventTypeWarning, reason, err.Error())
+}
+
+func objectMeta(obj runtime.Object) klog.KMetadata {
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	return accessor
+}
+
+func eventType(t string) string {
+	if t == corev1.EventTypeWarning {
+		return t
+	}
+	return corev1.EventTypeNormal
+}
+
+// patchType is the patch's own type, or the default for built-in kinds.
+func patchType(p stage.Patch) types.PatchType {
+	switch p.Type {
+	case v1alpha1.StagePatchTypeJSONPatch:
+		return types.JSONPatchType
+	case v1alpha1.StagePatchTypeMergePatch:
+		return types.MergePatchType
+	default:
+		return types.StrategicMergePatchType
+	}
+}

@@ -1,0 +1,378 @@
+// Package kubeletsim simulates the kubelets of a cluster's nodes: nodes
+// register and stay alive, pods bound to them get addresses and run, Job
+// pods complete, deleted pods go — each step a Stage (internal/stage).
+package kubeletsim
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"github.com/kubesim/kubesim/internal/stage"
+)
+
+// FakeNodeAnnotation marks the nodes a simulator outside kubesim manages
+// by default: the annotation KWOK users already put on their fake nodes.
+const FakeNodeAnnotation = "kwok.x-k8s.io/node"
+
+// Options configure a simulator.
+type Options struct {
+	Config *rest.Config
+	// ManageAllNodes manages every node (as in a kubesim cluster);
+	// otherwise nodes must match both selectors below.
+	ManageAllNodes bool
+	// NodeSelector is a label selector for managed nodes.
+	NodeSelector string
+	// NodeAnnotationSelector is the same over annotations; empty means
+	// kwok.x-k8s.io/node=fake unless NodeSelector is set.
+	NodeAnnotationSelector string
+	// Holder is the identity written into node Leases; two simulators
+	// must have different ones.
+	Holder string
+	// LeaseDuration and LeaseRenewInterval govern node Leases.
+	LeaseDuration      time.Duration
+	LeaseRenewInterval time.Duration
+	// NodeIPRange is where node InternalIPs come from.
+	NodeIPRange string
+	// PodIPRange serves pods on nodes that have no spec.podCIDR.
+	PodIPRange string
+	// Version is reported as the kubelet version, kubesim-<Version>.
+	Version string
+}
+
+// DefaultOptions are what `kubesim kubelet-sim` starts from.
+func DefaultOptions() Options {
+	host, _ := os.Hostname()
+	return Options{
+		Holder:             "kubesim-kubelet-sim@" + host,
+		LeaseDuration:      40 * time.Second,
+		LeaseRenewInterval: 10 * time.Second,
+		NodeIPRange:        "10.64.0.0/12",
+		PodIPRange:         "10.244.0.0/16",
+		Version:            "dev",
+	}
+}
+
+// Simulator is a running kubelet simulator.
+type Simulator struct {
+	opts        Options
+	client      kubernetes.Interface
+	nodeFilter  func(*corev1.Node) bool
+	nodeLister  corelisters.NodeLister
+	podLister   corelisters.PodLister
+	podsByNode  cache.Indexer
+	leases      *leases
+	nodeRunner  *runner
+	podRunner   *runner
+	nodeIPs     *ipPool
+	fallbackIPs *ipPool
+
+	mu       sync.Mutex
+	podPools map[string]*ipPool // by node name
+}
+
+const podsByNodeIndex = "node"
+
+// Run simulates until ctx ends.
+func Run(ctx context.Context, opts Options) error {
+	s, err := newSimulator(opts)
+	if err != nil {
+		return err
+	}
+	return s.run(ctx)
+}
+
+func newSimulator(opts Options) (*Simulator, error) {
+	filter, err := nodeFilter(opts)
+	if err != nil {
+		return nil, err
+	}
+	nodeIPs, err := newIPPool(opts.NodeIPRange)
+	if err != nil {
+		return nil, fmt.Errorf("node IP range: %w", err)
+	}
+	fallbackIPs, err := newIPPool(opts.PodIPRange)
+	if err != nil {
+		return nil, fmt.Errorf("pod IP range: %w", err)
+	}
+	cfg := rest.CopyConfig(opts.Config)
+	// Protobuf is far cheaper than JSON for the API server to encode, and
+	// the simulator's load must not be the bottleneck: no client throttle.
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cfg.QPS, cfg.Burst = 100000, 100000
+	cfg.UserAgent = "kubesim-kubelet-sim"
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Simulator{
+		opts:        opts,
+		client:      client,
+		nodeFilter:  filter,
+		nodeIPs:     nodeIPs,
+		fallbackIPs: fallbackIPs,
+		podPools:    map[string]*ipPool{},
+	}, nil
+}
+
+// nodeFilter decides which nodes are candidates to manage.
+func nodeFilter(opts Options) (func(*corev1.Node) bool, error) {
+	if opts.ManageAllNodes {
+		return func(*corev1.Node) bool { return true }, nil
+	}
+	annotations := opts.NodeAnnotationSelector
+	if annotations == "" && opts.NodeSelector == "" {
+		annotations = FakeNodeAnnotation + "=fake"
+	}
+	byLabel, err := labels.Parse(opts.NodeSelector)
+	if err != nil {
+		return nil, fmt.Errorf("--node-selector: %w", err)
+	}
+	byAnnotation, err := labels.Parse(annotations)
+	if err != nil {
+		return nil, fmt.Errorf("--node-annotation-selector: %w", err)
+	}
+	return func(n *corev1.Node) bool {
+		return byLabel.Matches(labels.Set(n.Labels)) && byAnnotation.Matches(labels.Set(n.Annotations))
+	}, nil
+}
+
+func (s *Simulator) run(ctx context.Context) error {
+	stages, err := stage.Builtin()
+	if err != nil {
+		return err
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: s.client.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet-sim"})
+
+	nodeFactory := informers.NewSharedInformerFactory(s.client, 0)
+	podFactory := informers.NewSharedInformerFactoryWithOptions(s.client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermNotEqualSelector("spec.nodeName", "").String()
+		}))
+	nodeInformer := nodeFactory.Core().V1().Nodes()
+	podInformer := podFactory.Core().V1().Pods()
+	for _, inf := range []cache.SharedIndexInformer{nodeInformer.Informer(), podInformer.Informer()} {
+		// Nobody here reads managedFields; not caching them saves memory.
+		if err := inf.SetTransform(dropManagedFields); err != nil {
+			return err
+		}
+	}
+	if err := podInformer.Informer().AddIndexers(cache.Indexers{podsByNodeIndex: podNodeName}); err != nil {
+		return err
+	}
+	s.nodeLister, s.podLister = nodeInformer.Lister(), podInformer.Lister()
+	s.podsByNode = podInformer.Informer().GetIndexer()
+
+	s.nodeRunner = newRunner(&nodeKind{s}, stage.NewLifecycle("", "Node", stages), recorder)
+	s.podRunner = newRunner(&podKind{s}, stage.NewLifecycle("", "Pod", stages), recorder)
+	s.leases = newLeases(s.client.CoordinationV1(), s.opts.Holder, s.opts.LeaseDuration, s.opts.LeaseRenewInterval, s.nodeAcquired)
+
+	if _, err := nodeInformer.Informer().AddEventHandler(s.nodeHandler()); err != nil {
+		return err
+	}
+	if _, err := podInformer.Informer().AddEventHandler(s.podRunner.handler(s.podDeleted)); err != nil {
+		return err
+	}
+	nodeFactory.Start(ctx.Done())
+	podFactory.Start(ctx.Done())
+	for _, synced := range []cache.InformerSynced{nodeInformer.Informer().HasSynced, podInformer.Informer().HasSynced} {
+		if !cache.WaitForCacheSync(ctx.Done(), synced) {
+			return ctx.Err()
+		}
+	}
+	// Addresses already handed out (before a restart) stay taken.
+	s.occupyAddresses()
+	klog.InfoS("kubelet simulator started", "holder", s.opts.Holder, "manageAllNodes", s.opts.ManageAllNodes)
+
+	var wg sync.WaitGroup
+	for _, run := range []func(){
+		func() { s.leases.run(ctx, 16) },
+		func() { s.nodeRunner.run(ctx, 16) },
+		func() { s.podRunner.run(ctx, 32) },
+	} {
+		wg.Add(1)
+		go func() { defer wg.Done(); run() }()
+	}
+	wg.Wait()
+	nodeFactory.Shutdown()
+	podFactory.Shutdown()
+	return nil
+}
+
+func dropManagedFields(obj any) (any, error) {
+	if accessor, err := meta.Accessor(obj); err == nil {
+		accessor.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+func podNodeName(obj any) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || pod.Spec.NodeName == "" {
+		return nil, nil
+	}
+	return []string{pod.Spec.NodeName}, nil
+}
+
+// nodeHandler follows nodes: a candidate gets its Lease taken; one that is
+// no longer a candidate, or deleted, is let go.
+func (s *Simulator) nodeHandler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    s.nodeChanged,
+		UpdateFunc: func(_, obj any) { s.nodeChanged(obj) },
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			node, ok := obj.(*corev1.Node)
+			if !ok {
+				return
+			}
+			s.leases.drop(node.Name)
+			s.nodeRunner.forget(node.Name)
+			s.nodeIPs.Release(node.Name)
+			s.mu.Lock()
+			delete(s.podPools, node.Name)
+			s.mu.Unlock()
+		},
+	}
+}
+
+func (s *Simulator) nodeChanged(obj any) {
+	node, ok := obj.(*corev1.Node)
+	if !ok {
+		return
+	}
+	if !s.nodeFilter(node) {
+		s.leases.drop(node.Name)
+		return
+	}
+	s.leases.want(node)
+	s.nodeRunner.enqueue(node)
+}
+
+// nodeAcquired runs when this simulator takes a node's Lease: the node and
+// every pod already bound to it get their turn.
+func (s *Simulator) nodeAcquired(name string) {
+	if node, err := s.nodeLister.Get(name); err == nil {
+		s.nodeRunner.enqueue(node)
+	}
+	pods, _ := s.podsByNode.ByIndex(podsByNodeIndex, name)
+	for _, pod := range pods {
+		s.podRunner.enqueue(pod)
+	}
+}
+
+// manages reports whether this simulator acts for the named node.
+func (s *Simulator) manages(nodeName string) bool {
+	node, err := s.nodeLister.Get(nodeName)
+	return err == nil && s.nodeFilter(node) && s.leases.holds(nodeName)
+}
+
+// occupyAddresses marks the node and pod addresses found in the cache as
+// taken, so a restarted simulator hands out no address twice.
+func (s *Simulator) occupyAddresses() {
+	nodes, _ := s.nodeLister.List(labels.Everything())
+	for _, node := range nodes {
+		if !s.nodeFilter(node) {
+			continue
+		}
+		if ip := internalIP(node); ip != nil {
+			s.nodeIPs.Occupy(node.Name, ip)
+		}
+	}
+	pods, _ := s.podLister.List(labels.Everything())
+	for _, pod := range pods {
+		if pod.Status.PodIP == "" || pod.Spec.HostNetwork {
+			continue
+		}
+		node, err := s.nodeLister.Get(pod.Spec.NodeName)
+		if err != nil || !s.nodeFilter(node) {
+			continue
+		}
+		if pool, err := s.podPool(node); err == nil {
+			pool.Occupy(string(pod.UID), net.ParseIP(pod.Status.PodIP))
+		}
+	}
+}
+
+func internalIP(node *corev1.Node) net.IP {
+	for _, a := range node.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			return net.ParseIP(a.Address)
+		}
+	}
+	return nil
+}
+
+// nodeIP is the node's InternalIP: the one it reports, or a new one.
+func (s *Simulator) nodeIP(node *corev1.Node) (string, error) {
+	if ip := internalIP(node); ip != nil {
+		s.nodeIPs.Occupy(node.Name, ip)
+		return ip.String(), nil
+	}
+	ip, err := s.nodeIPs.Get(node.Name)
+	if err != nil {
+		return "", fmt.Errorf("node addresses: %w", err)
+	}
+	return ip.String(), nil
+}
+
+// podPool is the address pool of a node: its podCIDR, or the shared
+// fallback range if it has none.
+func (s *Simulator) podPool(node *corev1.Node) (*ipPool, error) {
+	if node.Spec.PodCIDR == "" {
+		return s.fallbackIPs, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if pool, ok := s.podPools[node.Name]; ok {
+		return pool, nil
+	}
+	pool, err := newIPPool(node.Spec.PodCIDR)
+	if err != nil {
+		return nil, fmt.Errorf("node %s podCIDR: %w", node.Name, err)
+	}
+	s.podPools[node.Name] = pool
+	return pool, nil
+}
+
+// podDeleted returns a deleted pod's address to its node's pool.
+func (s *Simulator) podDeleted(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || pod.Spec.NodeName == "" {
+		return
+	}
+	s.fallbackIPs.Release(string(pod.UID))
+	s.mu.Lock()
+	pool := s.podPools[pod.Spec.NodeName]
+	s.mu.Unlock()
+	if pool != nil {
+		pool.Release(string(pod.UID))
+	}
+}
