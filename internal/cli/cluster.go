@@ -51,6 +51,8 @@ type createClusterFlags struct {
 	nodeMonitorPeriod      time.Duration
 	nodeMonitorGracePeriod time.Duration
 	nodeStartupGracePeriod time.Duration
+	nodes                  int
+	nodeFlags              nodeFlags
 	wait                   time.Duration
 	retain                 bool
 }
@@ -66,11 +68,16 @@ func newCreateClusterCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			f.nodeFlags.template = c.NodeTemplate // the flag's, or the config's
+			nodes, err := f.nodeFlags.options(c.Nodes, f.wait)
+			if err != nil {
+				return err
+			}
 			p, err := f.provider(cmd)
 			if err != nil {
 				return err
 			}
-			return p.Create(cmd.Context(), c, cluster.CreateOptions{Wait: f.wait, Retain: f.retain})
+			return p.Create(cmd.Context(), c, cluster.CreateOptions{Wait: f.wait, Retain: f.retain, Nodes: nodes})
 		},
 	}
 	f.add(cmd)
@@ -83,7 +90,9 @@ func newCreateClusterCommand() *cobra.Command {
 	fl.DurationVar(&f.nodeMonitorPeriod, "node-monitor-period", 0, "how often node-lifecycle checks nodes (default 5s)")
 	fl.DurationVar(&f.nodeMonitorGracePeriod, "node-monitor-grace-period", 0, "how long a silent node stays Ready (default 50s)")
 	fl.DurationVar(&f.nodeStartupGracePeriod, "node-startup-grace-period", 0, "how long a new node may take to be Ready (default 60s)")
-	fl.DurationVar(&f.wait, "wait", defaultWait, "how long to wait for the cluster to be ready")
+	fl.IntVar(&f.nodes, "nodes", 0, "simulated nodes to create (node-000000, …)")
+	f.nodeFlags.add(cmd)
+	fl.DurationVar(&f.wait, "wait", defaultWait, "how long to wait for the cluster (and its nodes) to be ready")
 	fl.BoolVar(&f.retain, "retain", false, "keep a cluster that failed to start, for its logs")
 	return cmd
 }
@@ -112,6 +121,12 @@ func (f *createClusterFlags) clusterConfig(cmd *cobra.Command) (*v1alpha1.Cluste
 	}
 	if changed("service-subnet") {
 		c.Networking.ServiceSubnet = f.serviceSubnet
+	}
+	if changed("nodes") {
+		c.Nodes = f.nodes
+	}
+	if changed("node-template") {
+		c.NodeTemplate = f.nodeFlags.template
 	}
 	if changed("audit-policy") {
 		c.AuditPolicy = f.auditPolicy

@@ -43,6 +43,8 @@ func NewRootCommand() *cobra.Command {
 		newGetCommand(),
 		newStartCommand(),
 		newStopCommand(),
+		newScaleCommand(),
+		newKubeletSimCommand(),
 		newKubectlCommand(),
 		newSnapshotCommand(),
 		newLogsCommand(),

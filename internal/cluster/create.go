@@ -15,6 +15,7 @@ import (
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/controlplane"
 	"github.com/kubesim/kubesim/internal/pki"
+	"github.com/kubesim/kubesim/internal/scale"
 	kubesimversion "github.com/kubesim/kubesim/internal/version"
 )
 
@@ -24,6 +25,8 @@ type CreateOptions struct {
 	Wait time.Duration
 	// Retain keeps a cluster that failed to come up, for its logs.
 	Retain bool
+	// Nodes are the simulated nodes to make once the cluster is ready.
+	Nodes scale.Options
 }
 
 // defaultAuditPolicy records the metadata of every write, leaving out the
@@ -104,6 +107,16 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 	p.logf(" ✓ Control plane ready: %s", joinNames(controlplane.ComponentNames()))
 	if err := p.useContext(d); err != nil {
 		return err
+	}
+	if opts.Nodes.Replicas > 0 {
+		client, err := adminClient(d)
+		if err != nil {
+			return err
+		}
+		if err := scale.Nodes(ctx, client, opts.Nodes); err != nil {
+			return err
+		}
+		p.logf(" ✓ %d nodes Ready", opts.Nodes.Replicas)
 	}
 	p.logf("Cluster %q is ready (%.1fs). Try: kubectl get ns", c.Name, time.Since(started).Seconds())
 	return nil

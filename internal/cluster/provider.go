@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
@@ -135,4 +137,25 @@ func (p *Provider) LogPath(name, component string) (string, error) {
 		return "", fmt.Errorf("%s has not written a log yet (%s)", component, path)
 	}
 	return path, nil
+}
+
+// Client returns a client of a running cluster, as its admin, tuned for
+// bulk work: protobuf, no client-side throttling.
+func (p *Provider) Client(name string) (kubernetes.Interface, error) {
+	d, _, err := p.openRunning(name)
+	if err != nil {
+		return nil, err
+	}
+	return adminClient(d)
+}
+
+func adminClient(d clusterdir.Dir) (kubernetes.Interface, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", d.Kubeconfig())
+	if err != nil {
+		return nil, err
+	}
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cfg.QPS, cfg.Burst = 100000, 100000
+	return kubernetes.NewForConfig(cfg)
 }

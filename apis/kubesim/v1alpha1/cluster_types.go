@@ -38,6 +38,13 @@ type Cluster struct {
 
 	NodeLifecycle NodeLifecycle `json:"nodeLifecycle,omitempty"`
 
+	// Nodes is how many simulated nodes (node-000000, …) to create with
+	// the cluster; `kubesim scale node` changes the number later.
+	Nodes int `json:"nodes,omitempty"`
+	// NodeTemplate is the path of a v1 Node manifest those nodes are
+	// stamped from; empty means kubesim's default node.
+	NodeTemplate string `json:"nodeTemplate,omitempty"`
+
 	// Status is written by kubesim, never by users.
 	Status *ClusterStatus `json:"status,omitempty"`
 }
@@ -135,6 +142,9 @@ func setDuration(d **metav1.Duration, def time.Duration) {
 func (c *Cluster) Validate() error {
 	if err := ValidateName(c.Name); err != nil {
 		return err
+	}
+	if c.Nodes < 0 {
+		return fmt.Errorf("nodes: must be 0 or more, got %d", c.Nodes)
 	}
 	if p := c.Networking.APIServerPort; p < 0 || p > 65535 {
 		return fmt.Errorf("networking.apiServerPort: %d is not a port number (1-65535, or 0 to pick a free one)", p)

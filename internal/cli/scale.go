@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/scale"
+)
+
+func newScaleCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "scale", Short: "Add or remove simulated nodes"}
+	cmd.AddCommand(newScaleNodeCommand())
+	return cmd
+}
+
+// nodeFlags describe the nodes to make, for `scale node` and `create cluster --nodes`.
+type nodeFlags struct {
+	template string
+	labels   []string
+}
+
+func (f *nodeFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.template, "node-template", "", "a v1 Node manifest the nodes are stamped from")
+	cmd.Flags().StringArrayVar(&f.labels, "node-label", nil, "a label k=v for every node (repeatable)")
+}
+
+// options turns the flags into scale options (template read and checked).
+func (f *nodeFlags) options(replicas int, wait time.Duration) (scale.Options, error) {
+	o := scale.Options{Replicas: replicas, Wait: wait, Progress: os.Stderr, Terminal: term.IsTerminal(int(os.Stderr.Fd()))}
+	if f.template != "" {
+		data, err := os.ReadFile(f.template)
+		if err != nil {
+			return o, fmt.Errorf("--node-template: %w", err)
+		}
+		if o.Template, err = scale.ParseTemplate(data); err != nil {
+			return o, fmt.Errorf("--node-template %s: %w", f.template, err)
+		}
+	}
+	o.Labels = map[string]string{}
+	for _, l := range f.labels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return o, fmt.Errorf("--node-label %q: want key=value", l)
+		}
+		o.Labels[k] = v
+	}
+	return o, nil
+}
+
+func newScaleNodeCommand() *cobra.Command {
+	var name string
+	var replicas int
+	var wait time.Duration
+	f := &nodeFlags{}
+	cmd := &cobra.Command{
+		Use:   "node --replicas N",
+		Short: "Make node-000000 … node-<N-1> exist (creating or deleting) and wait until they are Ready",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("replicas") {
+				return fmt.Errorf("--replicas: required, e.g. --replicas 10")
+			}
+			o, err := f.options(replicas, wait)
+			if err != nil {
+				return err
+			}
+			if err := scale.CheckReplicas(replicas); err != nil {
+				return err
+			}
+			p, err := (&clusterFlags{name: name}).provider(cmd)
+			if err != nil {
+				return err
+			}
+			client, err := p.Client(name)
+			if err != nil {
+				return err
+			}
+			return scale.Nodes(cmd.Context(), client, o)
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", v1alpha1.DefaultClusterName, "cluster name")
+	cmd.Flags().IntVar(&replicas, "replicas", 0, "how many nodes there should be")
+	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the nodes to be Ready (0: don't wait)")
+	f.add(cmd)
+	// `--template` and `--label`, as the issue and KWOK users write them.
+	cmd.Flags().StringVar(&f.template, "template", "", "alias of --node-template")
+	cmd.Flags().StringArrayVar(&f.labels, "label", nil, "alias of --node-label")
+	return cmd
+}

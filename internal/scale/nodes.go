@@ -1,0 +1,264 @@
+// Package scale creates and deletes simulated nodes in bulk: node-000000,
+// node-000001, … from a template, in parallel and idempotently.
+package scale
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// workers is how many creates or deletes run at once.
+const workers = 32
+
+// namePattern matches the nodes scale manages: node-NNNNNN.
+var namePattern = regexp.MustCompile(`^node-(\d{6})$`)
+
+// NodeName is the name of the i-th scaled node.
+func NodeName(i int) string { return fmt.Sprintf("node-%06d", i) }
+
+// DefaultTemplate is the node scale creates without --template: marked
+// for simulators (kwok.x-k8s.io/node=fake), sized like a big VM.
+func DefaultTemplate() *corev1.Node {
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("32"),
+		corev1.ResourceMemory: resource.MustParse("256Gi"),
+		corev1.ResourcePods:   resource.MustParse("110"),
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Labels: map[string]string{
+				"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kubesim",
+			},
+			Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
+		},
+		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity.DeepCopy()},
+	}
+}
+
+// ParseTemplate reads a Node manifest to stamp nodes from.
+func ParseTemplate(data []byte) (*corev1.Node, error) {
+	jsonData, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, fmt.Errorf("not valid YAML: %w", err)
+	}
+	node := &corev1.Node{}
+	strict, err := kjson.UnmarshalStrict(jsonData, node, kjson.DisallowUnknownFields)
+	if err != nil {
+		return nil, err
+	}
+	if len(strict) > 0 {
+		return nil, strict[0]
+	}
+	if node.Kind != "Node" || (node.APIVersion != "v1" && node.APIVersion != "") {
+		return nil, fmt.Errorf("apiVersion/kind: got %q/%q, want v1/Node", node.APIVersion, node.Kind)
+	}
+	return node, nil
+}
+
+// Options say how many nodes there should be and what they look like.
+type Options struct {
+	Replicas int
+	Template *corev1.Node
+	Labels   map[string]string
+	// Wait is how long to wait for the nodes to be Ready; 0 does not wait.
+	Wait     time.Duration
+	Progress io.Writer
+	Terminal bool // draw a progress bar rather than print lines
+}
+
+// maxReplicas bounds node counts: node-NNNNNN names have six digits.
+const maxReplicas = 1_000_000
+
+// CheckReplicas checks a node count.
+func CheckReplicas(n int) error {
+	if n < 0 || n > maxReplicas {
+		return fmt.Errorf("--replicas: must be between 0 and %d, got %d", maxReplicas, n)
+	}
+	return nil
+}
+
+// Nodes makes node-000000 … node-<Replicas-1> exist, deleting scaled nodes
+// numbered higher, then waits until all of them are Ready.
+func Nodes(ctx context.Context, client kubernetes.Interface, o Options) error {
+	if err := CheckReplicas(o.Replicas); err != nil {
+		return err
+	}
+	if o.Template == nil {
+		o.Template = DefaultTemplate()
+	}
+	existing, err := scaledNodes(ctx, client)
+	if err != nil {
+		return err
+	}
+	var create, remove []int
+	for i := range o.Replicas {
+		if !existing[i] {
+			create = append(create, i)
+		}
+	}
+	for i := range existing {
+		if i >= o.Replicas {
+			remove = append(remove, i)
+		}
+	}
+	slices.Sort(remove)
+	p := newProgress(o.Progress, o.Terminal)
+	if err := parallel(ctx, "creating nodes", create, p, func(i int) error {
+		_, err := client.CoreV1().Nodes().Create(ctx, stamp(o.Template, i, o.Labels), metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := parallel(ctx, "deleting nodes", remove, p, func(i int) error {
+		err := client.CoreV1().Nodes().Delete(ctx, NodeName(i), metav1.DeleteOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	if o.Wait <= 0 || o.Replicas == 0 {
+		return nil
+	}
+	return waitReady(ctx, client, o.Replicas, o.Wait, p)
+}
+
+// scaledNodes returns the indexes of the existing node-NNNNNN nodes.
+func scaledNodes(ctx context.Context, client kubernetes.Interface) (map[int]bool, error) {
+	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	out := map[int]bool{}
+	for _, n := range list.Items {
+		if m := namePattern.FindStringSubmatch(n.Name); m != nil {
+			i, _ := strconv.Atoi(m[1])
+			out[i] = true
+		}
+	}
+	return out, nil
+}
+
+// stamp makes the i-th node from the template.
+func stamp(template *corev1.Node, i int, extra map[string]string) *corev1.Node {
+	node := template.DeepCopy()
+	node.Name = NodeName(i)
+	node.ResourceVersion, node.UID = "", ""
+	if node.Labels == nil {
+		node.Labels = map[string]string{}
+	}
+	maps.Copy(node.Labels, extra)
+	node.Labels["kubernetes.io/hostname"] = node.Name
+	return node
+}
+
+// parallel runs do for every index with a pool of workers, reporting
+// progress; the first error stops it.
+func parallel(ctx context.Context, what string, indexes []int, p *progress, do func(int) error) error {
+	if len(indexes) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	work := make(chan int)
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, len(indexes)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				if err := do(i); err != nil {
+					cancel(fmt.Errorf("%s: %s: %w", what, NodeName(i), err))
+					return
+				}
+				p.show(what, int(done.Add(1)), len(indexes))
+			}
+		}()
+	}
+feed:
+	for _, i := range indexes {
+		select {
+		case work <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	p.finish(what, int(done.Load()), len(indexes))
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return ctx.Err()
+}
+
+// waitReady waits until the first n scaled nodes are all Ready.
+func waitReady(ctx context.Context, client kubernetes.Interface, n int, timeout time.Duration, p *progress) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	factory := informers.NewSharedInformerFactory(client, 0)
+	lister := factory.Core().V1().Nodes().Lister()
+	factory.Start(ctx.Done())
+	defer func() {
+		cancel() // first: Shutdown waits for the informers, which stop on it
+		factory.Shutdown()
+	}()
+	factory.WaitForCacheSync(ctx.Done())
+	for {
+		nodes, _ := lister.List(labels.Everything())
+		ready := 0
+		for _, node := range nodes {
+			m := namePattern.FindStringSubmatch(node.Name)
+			if m == nil {
+				continue
+			}
+			if i, _ := strconv.Atoi(m[1]); i < n && IsReady(node) {
+				ready++
+			}
+		}
+		p.show("nodes Ready", ready, n)
+		if ready == n {
+			p.finish("nodes Ready", ready, n)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			p.finish("nodes Ready", ready, n)
+			return fmt.Errorf("%d of %d nodes Ready after %s; is the kubelet simulator running (kubesim logs kubelet-sim)?", ready, n, timeout)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// IsReady reports whether a node's Ready condition is True.
+func IsReady(node *corev1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
