@@ -52,6 +52,7 @@ type createClusterFlags struct {
 	nodeMonitorGracePeriod time.Duration
 	nodeStartupGracePeriod time.Duration
 	nodes                  int
+	disableKubeletSim      bool
 	nodeFlags              nodeFlags
 	wait                   time.Duration
 	retain                 bool
@@ -92,6 +93,7 @@ func newCreateClusterCommand() *cobra.Command {
 	fl.DurationVar(&f.nodeStartupGracePeriod, "node-startup-grace-period", 0, "how long a new node may take to be Ready (default 60s)")
 	fl.IntVar(&f.nodes, "nodes", 0, "simulated nodes to create (node-000000, …)")
 	f.nodeFlags.add(cmd)
+	fl.BoolVar(&f.disableKubeletSim, "disable-kubelet-sim", false, "run no kubelet simulator (nodes stay NotReady unless simulated from elsewhere)")
 	fl.DurationVar(&f.wait, "wait", defaultWait, "how long to wait for the cluster (and its nodes) to be ready")
 	fl.BoolVar(&f.retain, "retain", false, "keep a cluster that failed to start, for its logs")
 	return cmd
@@ -124,6 +126,9 @@ func (f *createClusterFlags) clusterConfig(cmd *cobra.Command) (*v1alpha1.Cluste
 	}
 	if changed("nodes") {
 		c.Nodes = f.nodes
+	}
+	if changed("disable-kubelet-sim") {
+		c.DisableKubeletSim = f.disableKubeletSim
 	}
 	if changed("node-template") {
 		c.NodeTemplate = f.nodeFlags.template

@@ -109,6 +109,9 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 		return err
 	}
 	if opts.Nodes.Replicas > 0 {
+		if c.DisableKubeletSim {
+			opts.Nodes.Wait = 0 // nothing here will make them Ready
+		}
 		client, err := adminClient(d)
 		if err != nil {
 			return err

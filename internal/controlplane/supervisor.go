@@ -70,6 +70,9 @@ func Supervise(ctx context.Context, d clusterdir.Dir, logger *log.Logger) error 
 		logger.Printf("all components stopped")
 	}()
 	for _, comp := range Components() {
+		if comp.Name == KubeletSim && cfg.DisableKubeletSim {
+			continue
+		}
 		compCtx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		running, wg = append(running, cancel), append(wg, done)

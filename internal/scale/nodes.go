@@ -253,8 +253,15 @@ func waitReady(ctx context.Context, client kubernetes.Interface, n int, timeout 
 	}
 }
 
-// IsReady reports whether a node's Ready condition is True.
+// IsReady reports whether a node is Ready and schedulable: its Ready
+// condition True and the not-ready taint, which new nodes get at
+// admission, removed by the node-lifecycle controller.
 func IsReady(node *corev1.Node) bool {
+	for _, t := range node.Spec.Taints {
+		if t.Key == corev1.TaintNodeNotReady {
+			return false
+		}
+	}
 	for _, c := range node.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			return c.Status == corev1.ConditionTrue

@@ -45,6 +45,10 @@ type Cluster struct {
 	// stamped from; empty means kubesim's default node.
 	NodeTemplate string `json:"nodeTemplate,omitempty"`
 
+	// DisableKubeletSim leaves the built-in kubelet simulator out, for a
+	// control plane whose nodes are simulated from elsewhere.
+	DisableKubeletSim bool `json:"disableKubeletSim,omitempty"`
+
 	// Status is written by kubesim, never by users.
 	Status *ClusterStatus `json:"status,omitempty"`
 }

@@ -1,0 +1,504 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+)
+
+// TestSimulatedNodesAndPods: nodes come up Ready and stay so past the
+// grace period; a Deployment runs, scales and rolls; a Job completes;
+// IPs are unique and recycled; a full node range is survived; drain obeys
+// a PDB; a restarted simulator resumes without duplicating addresses.
+func TestSimulatedNodesAndPods(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	// A short grace period: a missed Lease would show within seconds.
+	e.must("create", "cluster", "--name", "sim", "--nodes", "3",
+		"--node-monitor-period", "1s", "--node-monitor-grace-period", "8s")
+	client := e.client()
+
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != 3 {
+		t.Fatalf("%d nodes, want 3", len(nodes.Items))
+	}
+	for _, n := range nodes.Items {
+		if !strings.HasPrefix(n.Status.NodeInfo.KubeletVersion, "kubesim-") || internalIP(&n) == "" ||
+			n.Status.Allocatable.Pods().Value() != 110 || !nodeReady(&n) {
+			t.Errorf("node %s not initialized as a kubelet would: %+v", n.Name, n.Status)
+		}
+	}
+	eventually(t, 30*time.Second, "node-ipam gives every node a podCIDR", func() error {
+		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, n := range nodes.Items {
+			if n.Spec.PodCIDR == "" {
+				return fmt.Errorf("node %s has no podCIDR", n.Name)
+			}
+		}
+		return nil
+	})
+	// Ready throughout twice the grace period: leases keep them alive.
+	deadline := time.Now().Add(16 * time.Second)
+	for time.Now().Before(deadline) {
+		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range nodes.Items {
+			if !nodeReady(&n) || len(n.Spec.Taints) > 0 {
+				t.Fatalf("node %s flapped: ready=%v taints=%v", n.Name, nodeReady(&n), n.Spec.Taints)
+			}
+		}
+		time.Sleep(500 * time.Millisecond) // sampling, not synchronisation
+	}
+
+	// A Deployment: every pod Running and Ready with a unique IP of its node's range.
+	deploy := deployment("web", 9)
+	if _, err := client.AppsV1().Deployments("default").Create(ctx, deploy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPods(t, client, "app=web", 9)
+	checkPodIPs(t, client, "app=web")
+
+	// Scale down and up: pods go, come, and addresses stay unique.
+	scaleDeployment(t, client, "web", 3)
+	waitPods(t, client, "app=web", 3)
+	scaleDeployment(t, client, "web", 12)
+	waitPods(t, client, "app=web", 12)
+	checkPodIPs(t, client, "app=web")
+
+	// A Job completes.
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "once"},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "c", Image: "busybox"}},
+		}}},
+	}
+	if _, err := client.BatchV1().Jobs("default").Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "job completes", func() error {
+		j, err := client.BatchV1().Jobs("default").Get(ctx, "once", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if j.Status.Succeeded != 1 {
+			return fmt.Errorf("job status %+v", j.Status)
+		}
+		return nil
+	})
+
+	t.Run("drain obeys a PDB", func(t *testing.T) { testDrain(t, e, client) })
+	t.Run("small pod range: exhausted, then recycled", func(t *testing.T) { testExhaustion(t, client) })
+	t.Run("simulator restart", func(t *testing.T) { testSimulatorRestart(t, e, client) })
+}
+
+func testDrain(t *testing.T, e *env, client kubernetes.Interface) {
+	ctx := context.Background()
+	// Ten pods pinned to node-000000, guarded by a PDB of minAvailable 95%.
+	d := deployment("pinned", 10)
+	d.Spec.Template.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": "node-000000"}
+	if _, err := client.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPods(t, client, "app=pinned", 10)
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "pinned"},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MinAvailable: ptr.To(intstr.FromString("95%")),
+			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "pinned"}},
+		},
+	}
+	if _, err := client.PolicyV1().PodDisruptionBudgets("default").Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "PDB observed", func() error {
+		p, err := client.PolicyV1().PodDisruptionBudgets("default").Get(ctx, "pinned", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.Status.ObservedGeneration != p.Generation || p.Status.CurrentHealthy != 10 {
+			return fmt.Errorf("pdb status %+v", p.Status)
+		}
+		return nil
+	})
+	r := e.run("kubectl", "--name", "sim", "drain", "node-000000", "--ignore-daemonsets", "--timeout=8s")
+	if r.code == 0 || !strings.Contains(r.stdout+r.stderr, "disruption budget") {
+		t.Fatalf("drain with a 95%% PDB over 10 pods: want refused evictions: %s", r)
+	}
+	if pods := runningPods(t, client, "app=pinned"); len(pods) != 10 {
+		t.Errorf("%d pinned pods running after refused drain, want 10", len(pods))
+	}
+
+	// Without the PDB the drain evicts them all.
+	if err := client.PolicyV1().PodDisruptionBudgets("default").Delete(ctx, "pinned", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.must("kubectl", "--name", "sim", "drain", "node-000000", "--ignore-daemonsets", "--timeout=60s")
+	eventually(t, 30*time.Second, "node-000000 empty", func() error {
+		pods, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("spec.nodeName", "node-000000").String()})
+		if err != nil {
+			return err
+		}
+		if len(pods.Items) > 0 {
+			return fmt.Errorf("%d pods left", len(pods.Items))
+		}
+		return nil
+	})
+	e.must("kubectl", "--name", "sim", "uncordon", "node-000000")
+	if err := client.AppsV1().Deployments("default").Delete(ctx, "pinned", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testExhaustion gives a node a tiny pod range: the pod beyond it waits
+// with an Event, and gets the address a deleted pod frees.
+func testExhaustion(t *testing.T, client kubernetes.Interface) {
+	ctx := context.Background()
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "tiny", Labels: map[string]string{"kubernetes.io/hostname": "tiny"}},
+		Spec: corev1.NodeSpec{PodCIDR: "10.0.250.0/29", PodCIDRs: []string{"10.0.250.0/29"},
+			// Only the test's own pods, bound by name, go there.
+			Taints: []corev1.Taint{{Key: "kubesim.io/test", Value: "tiny", Effect: corev1.TaintEffectNoSchedule}}},
+	}
+	if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "node tiny Ready", func() error {
+		n, err := client.CoreV1().Nodes().Get(ctx, "tiny", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if !nodeReady(n) {
+			return errors.New("not Ready")
+		}
+		return nil
+	})
+	// A /29 holds 6 addresses.
+	for i := range 7 {
+		p := testPod(fmt.Sprintf("tiny-%d", i))
+		p.Labels = map[string]string{"app": "tiny"}
+		p.Spec.NodeName = "tiny"
+		if _, err := client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var waiting string
+	eventually(t, 30*time.Second, "6 tiny pods running, one waiting with an Event", func() error {
+		pods, err := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=tiny"})
+		if err != nil {
+			return err
+		}
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			} else {
+				waiting = p.Name
+			}
+		}
+		if running != 6 || waiting == "" {
+			return fmt.Errorf("%d running", running)
+		}
+		evs, err := client.CoreV1().Events("default").List(ctx, metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("involvedObject.name", waiting).String()})
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs.Items {
+			if ev.Type == corev1.EventTypeWarning && strings.Contains(ev.Message, "exhausted") {
+				return nil
+			}
+		}
+		return fmt.Errorf("no exhaustion event for %s", waiting)
+	})
+	checkPodIPs(t, client, "app=tiny")
+	victim := "tiny-0"
+	if waiting == victim {
+		victim = "tiny-1"
+	}
+	old, err := client.CoreV1().Pods("default").Get(ctx, victim, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.CoreV1().Pods("default").Delete(ctx, victim, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "waiting pod gets the freed address", func() error {
+		p, err := client.CoreV1().Pods("default").Get(ctx, waiting, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("phase %s", p.Status.Phase)
+		}
+		if p.Status.PodIP != old.Status.PodIP {
+			return fmt.Errorf("got %s, want the recycled %s", p.Status.PodIP, old.Status.PodIP)
+		}
+		return nil
+	})
+}
+
+// testSimulatorRestart kills the kubelet simulator: pods made meanwhile
+// still start once it is back, with no address given twice.
+func testSimulatorRestart(t *testing.T, e *env, client kubernetes.Interface) {
+	ctx := context.Background()
+	old := e.componentPID("sim", "kubelet-sim")
+	if old == 0 {
+		t.Fatal("no kubelet-sim process")
+	}
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	scaleDeployment(t, client, "web", 20)
+	eventually(t, 60*time.Second, "kubelet-sim restarted", func() error {
+		if pid := e.componentPID("sim", "kubelet-sim"); pid == 0 || pid == old {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	waitPods(t, client, "app=web", 20)
+	checkPodIPs(t, client, "app=web")
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		if !nodeReady(&n) {
+			t.Errorf("node %s not Ready after simulator restart", n.Name)
+		}
+	}
+}
+
+// TestKubeletSimInExternalCluster runs `kubesim kubelet-sim` against a
+// cluster whose own simulator is off: it manages the annotated node only.
+func TestKubeletSimInExternalCluster(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.must("create", "cluster", "--name", "bare", "--disable-kubelet-sim")
+	if pid := e.componentPID("bare", "kubelet-sim"); pid != 0 {
+		t.Fatalf("kubelet-sim runs although disabled (pid %d)", pid)
+	}
+	client := e.client()
+	for _, n := range []*corev1.Node{
+		{ObjectMeta: metav1.ObjectMeta{Name: "fake-one", Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "real-one"}},
+	} {
+		if _, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sim := exec.Command(binary, "kubelet-sim", "--kubeconfig", filepath.Join(e.clusterDir("bare"), "kubeconfig"),
+		"--holder", "external-test")
+	sim.Stdout, sim.Stderr = os.Stderr, os.Stderr
+	if err := sim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sim.Process.Kill(); _ = sim.Wait() }()
+	eventually(t, 30*time.Second, "annotated node Ready", func() error {
+		n, err := client.CoreV1().Nodes().Get(ctx, "fake-one", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if !nodeReady(n) {
+			return errors.New("not Ready")
+		}
+		return nil
+	})
+	p := testPod("on-real")
+	p.Spec.NodeName = "real-one"
+	if _, err := client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p = testPod("on-fake")
+	p.Spec.NodeName = "fake-one"
+	if _, err := client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPhase(t, client, "on-fake", corev1.PodRunning)
+	real, err := client.CoreV1().Nodes().Get(ctx, "real-one", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(real.Status.Conditions) > 0 {
+		t.Errorf("unannotated node was touched: %+v", real.Status.Conditions)
+	}
+	if pod, _ := client.CoreV1().Pods("default").Get(ctx, "on-real", metav1.GetOptions{}); pod.Status.Phase != corev1.PodPending {
+		t.Errorf("pod on the unmanaged node is %s, want Pending", pod.Status.Phase)
+	}
+	if _, err := client.CoordinationV1().Leases("kube-node-lease").Get(ctx, "real-one", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a lease exists for the unmanaged node: %v", err)
+	}
+}
+
+func deployment(name string, replicas int32) *appsv1.Deployment {
+	l := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: l},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: l},
+				Spec: corev1.PodSpec{
+					Containers:                    []corev1.Container{{Name: "c", Image: "nginx"}},
+					TerminationGracePeriodSeconds: ptr.To[int64](30),
+				},
+			},
+		},
+	}
+}
+
+func scaleDeployment(t *testing.T, client kubernetes.Interface, name string, replicas int32) {
+	t.Helper()
+	s, err := client.AppsV1().Deployments("default").GetScale(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Spec.Replicas = replicas
+	if _, err := client.AppsV1().Deployments("default").UpdateScale(context.Background(), name, s, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitPods waits until exactly n pods match selector, all Running and Ready.
+func waitPods(t *testing.T, client kubernetes.Interface, selector string, n int) {
+	t.Helper()
+	eventually(t, 90*time.Second, fmt.Sprintf("%d pods %s running and ready", n, selector), func() error {
+		pods, err := client.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return err
+		}
+		if len(pods.Items) != n {
+			return fmt.Errorf("%d pods", len(pods.Items))
+		}
+		for _, p := range pods.Items {
+			if p.Status.Phase != corev1.PodRunning || !podReady(&p) {
+				return fmt.Errorf("pod %s is %s", p.Name, p.Status.Phase)
+			}
+		}
+		return nil
+	})
+}
+
+func waitPhase(t *testing.T, client kubernetes.Interface, name string, phase corev1.PodPhase) {
+	t.Helper()
+	eventually(t, 60*time.Second, "pod "+name+" "+string(phase), func() error {
+		p, err := client.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.Status.Phase != phase {
+			return fmt.Errorf("phase %s", p.Status.Phase)
+		}
+		return nil
+	})
+}
+
+func runningPods(t *testing.T, client kubernetes.Interface, selector string) []corev1.Pod {
+	t.Helper()
+	pods, err := client.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []corev1.Pod
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// checkPodIPs: every running pod's IP is unique among live pods and lies in
+// its node's podCIDR; hostIP is its node's InternalIP.
+func checkPodIPs(t *testing.T, client kubernetes.Interface, selector string) {
+	t.Helper()
+	ctx := context.Background()
+	all, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, p := range all.Items {
+		if p.Status.PodIP == "" || p.Spec.HostNetwork {
+			continue
+		}
+		if other, dup := seen[p.Status.PodIP]; dup {
+			t.Errorf("pods %s and %s share IP %s", other, p.Name, p.Status.PodIP)
+		}
+		seen[p.Status.PodIP] = p.Name
+	}
+	sel, _ := labels.Parse(selector)
+	for _, p := range all.Items {
+		if !sel.Matches(labels.Set(p.Labels)) || p.Status.PodIP == "" {
+			continue
+		}
+		node, err := client.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, cidr, err := net.ParseCIDR(node.Spec.PodCIDR)
+		if err != nil || !cidr.Contains(net.ParseIP(p.Status.PodIP)) {
+			t.Errorf("pod %s IP %s not in node %s podCIDR %q", p.Name, p.Status.PodIP, node.Name, node.Spec.PodCIDR)
+		}
+		if p.Status.HostIP != internalIP(node) {
+			t.Errorf("pod %s hostIP %s, node InternalIP %s", p.Name, p.Status.HostIP, internalIP(node))
+		}
+	}
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func internalIP(n *corev1.Node) string {
+	for _, a := range n.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			return a.Address
+		}
+	}
+	return ""
+}
