@@ -117,6 +117,7 @@ func apiServerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--audit-log-path=" + d.Log("audit"),
 		"--audit-log-maxsize=100",
 		"--audit-log-maxbackup=3",
+		"--egress-selector-config-file=" + egressConfigFile(d),
 	}
 }
 

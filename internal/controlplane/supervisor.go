@@ -59,6 +59,11 @@ func Supervise(ctx context.Context, d clusterdir.Dir, logger *log.Logger) error 
 		return err
 	}
 	s := &Supervisor{dir: d, exe: exe, logger: logger, cfg: cfg}
+	egressCtx, stopEgress := context.WithCancel(context.Background())
+	defer stopEgress()
+	if err := serveEgress(egressCtx, d, logger.Printf); err != nil {
+		return err
+	}
 
 	var running []context.CancelFunc
 	var wg []chan struct{}

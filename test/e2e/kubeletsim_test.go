@@ -86,6 +86,19 @@ func TestSimulatedNodesAndPods(t *testing.T) {
 	waitPods(t, client, "app=web", 9)
 	checkPodIPs(t, client, "app=web")
 
+	// logs and exec on a simulated pod: a clear refusal, at once.
+	pod := runningPods(t, client, "app=web")[0].Name
+	for _, args := range [][]string{{"logs", pod}, {"exec", pod, "--", "ls"}} {
+		start := time.Now()
+		r := e.run(append([]string{"kubectl", "--name", "sim"}, args...)...)
+		if r.code == 0 || !strings.Contains(r.stderr, "is simulated, its pods run no containers") {
+			t.Errorf("kubectl %s on a simulated pod: %s", args[0], r)
+		}
+		if took := time.Since(start); took > 20*time.Second {
+			t.Errorf("kubectl %s took %s to fail", args[0], took)
+		}
+	}
+
 	// Scale down and up: pods go, come, and addresses stay unique.
 	scaleDeployment(t, client, "web", 3)
 	waitPods(t, client, "app=web", 3)

@@ -1,0 +1,99 @@
+package controlplane
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/kubesim/kubesim/internal/clusterdir"
+)
+
+// The API server reaches nodes (kubectl logs, exec, attach, port-forward)
+// through an HTTP CONNECT proxy on a unix socket that the supervisor
+// serves. Simulated kubelets do not exist, so their port gets a clear
+// refusal at once instead of a DNS error or a hang; anything else (a
+// Service-backed webhook, say) is connected through as it would be.
+
+// kubeletPort is the port simulated nodes advertise for their kubelet.
+const kubeletPort = 10250
+
+const egressConfig = `apiVersion: apiserver.k8s.io/v1beta1
+kind: EgressSelectorConfiguration
+egressSelections:
+- name: cluster
+  connection:
+    proxyProtocol: HTTPConnect
+    transport:
+      uds:
+        udsName: %s
+`
+
+// egressSocket and egressConfigFile live in the cluster's directory.
+func egressSocket(d clusterdir.Dir) string     { return d.Path + "/egress.sock" }
+func egressConfigFile(d clusterdir.Dir) string { return d.Path + "/egress-selector.yaml" }
+
+// serveEgress writes the API server's egress configuration and serves the
+// proxy until ctx ends.
+func serveEgress(ctx context.Context, d clusterdir.Dir, logf func(string, ...any)) error {
+	sock := egressSocket(d)
+	if err := os.WriteFile(egressConfigFile(d), []byte(fmt.Sprintf(egressConfig, sock)), 0o600); err != nil {
+		return err
+	}
+	_ = os.Remove(sock) // left by a supervisor that was killed
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		return fmt.Errorf("egress proxy: %w", err)
+	}
+	go func() {
+		<-ctx.Done()
+		l.Close()
+	}()
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go handleConnect(conn, logf)
+		}
+	}()
+	return nil
+}
+
+func handleConnect(conn net.Conn, logf func(string, ...any)) {
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	req, err := http.ReadRequest(br)
+	if err != nil || req.Method != http.MethodConnect {
+		fmt.Fprint(conn, "HTTP/1.1 400 kubesim egress proxy: expected CONNECT\r\n\r\n")
+		return
+	}
+	host, port, err := net.SplitHostPort(req.Host)
+	if err != nil {
+		fmt.Fprint(conn, "HTTP/1.1 400 kubesim egress proxy: bad address\r\n\r\n")
+		return
+	}
+	if port == strconv.Itoa(kubeletPort) {
+		fmt.Fprintf(conn, "HTTP/1.1 501 kubesim: node %s is simulated, its pods run no containers: "+
+			"logs, exec, attach and port-forward are not available\r\n\r\n", host)
+		return
+	}
+	target, err := net.DialTimeout("tcp", req.Host, 10*time.Second)
+	if err != nil {
+		fmt.Fprintf(conn, "HTTP/1.1 502 kubesim egress proxy: %v\r\n\r\n", err)
+		return
+	}
+	defer target.Close()
+	fmt.Fprint(conn, "HTTP/1.1 200 Connection established\r\n\r\n")
+	logf("egress: connected %s", req.Host)
+	done := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(target, br); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(conn, target); done <- struct{}{} }()
+	<-done
+}
