@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,13 +12,70 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/bench"
 	"github.com/kubesim/kubesim/internal/cluster"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 )
 
 func newBenchCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Measure kubesim on this machine"}
-	cmd.AddCommand(newBenchCreateCommand())
+	cmd.AddCommand(newBenchCreateCommand(),
+		newBenchScenarioCommand("nodes", "Time N simulated nodes created until Ready and schedulable",
+			func(f *benchFlags) benchFunc {
+				return func(ctx context.Context, c *bench.Cluster) ([]bench.Phase, error) { return bench.Nodes(ctx, c, f.nodes) }
+			}),
+		newBenchScenarioCommand("pods", "Time N pods bound to one node until Running, then deleted until gone",
+			func(f *benchFlags) benchFunc {
+				return func(ctx context.Context, c *bench.Cluster) ([]bench.Phase, error) {
+					return bench.PodsOnOneNode(ctx, c, f.pods)
+				}
+			}),
+		newBenchScenarioCommand("deployment", "Time a Deployment of N pods scheduled onto M nodes until Running",
+			func(f *benchFlags) benchFunc {
+				return func(ctx context.Context, c *bench.Cluster) ([]bench.Phase, error) {
+					return bench.Deployment(ctx, c, f.nodes, f.pods)
+				}
+			}),
+	)
+	return cmd
+}
+
+type benchFunc func(ctx context.Context, c *bench.Cluster) ([]bench.Phase, error)
+
+type benchFlags struct {
+	nodes, pods int
+}
+
+// newBenchScenarioCommand runs a scenario in a throwaway cluster and
+// prints its phases.
+func newBenchScenarioCommand(use, short string, scenario func(*benchFlags) benchFunc) *cobra.Command {
+	f := &benchFlags{}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.nodes < 1 || f.pods < 1 {
+				return fmt.Errorf("--nodes and --pods: must be at least 1")
+			}
+			home, err := clusterdir.Home()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			name := fmt.Sprintf("bench-%d", os.Getpid())
+			c, err := bench.NewCluster(ctx, home, &v1alpha1.Cluster{Name: name}, io.Discard)
+			if err != nil {
+				return err
+			}
+			defer c.Delete(context.Background())
+			phases, err := scenario(f)(ctx, c)
+			bench.Report(cmd.OutOrStdout(), phases)
+			return err
+		},
+	}
+	cmd.Flags().IntVar(&f.nodes, "nodes", 1000, "simulated nodes")
+	cmd.Flags().IntVar(&f.pods, "pods", 10000, "pods")
 	return cmd
 }
 

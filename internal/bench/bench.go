@@ -1,0 +1,212 @@
+// Package bench measures kubesim on the machine it runs on: how long
+// simulated nodes and pods take to come and go, and what each component
+// of the cluster spends on it.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/cluster"
+	"github.com/kubesim/kubesim/internal/clusterdir"
+)
+
+// Namespace holds the benchmark's pods.
+const Namespace = "default"
+
+// workers is how many API calls the load generator makes at once.
+const workers = 64
+
+// Cluster is a throwaway cluster to measure, with its own kubeconfig so
+// the user's is never touched.
+type Cluster struct {
+	Name   string
+	Client kubernetes.Interface
+	dir    string
+	p      *cluster.Provider
+	tmp    string
+}
+
+// NewCluster creates a cluster named name from cfg under home.
+func NewCluster(ctx context.Context, home string, cfg *v1alpha1.Cluster, log io.Writer) (*Cluster, error) {
+	tmp, err := os.MkdirTemp("", "kubesim-bench-")
+	if err != nil {
+		return nil, err
+	}
+	p := &cluster.Provider{Home: home, Kubeconfig: filepath.Join(tmp, "kubeconfig"), Out: log}
+	if err := p.Create(ctx, cfg, cluster.CreateOptions{Wait: 3 * time.Minute}); err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	client, err := p.Client(cfg.Name)
+	if err != nil {
+		_ = p.Delete(ctx, cfg.Name)
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	return &Cluster{Name: cfg.Name, Client: client, dir: clusterdir.For(home, cfg.Name).Path, p: p, tmp: tmp}, nil
+}
+
+// Delete removes the cluster.
+func (c *Cluster) Delete(ctx context.Context) error {
+	defer os.RemoveAll(c.tmp)
+	return c.p.Delete(ctx, c.Name)
+}
+
+// Phase is one measured step.
+type Phase struct {
+	Name  string
+	Count int // objects the step handled
+	Took  time.Duration
+	CPU   map[string]time.Duration // per component, during the step
+	RSS   map[string]int64         // per component, at the end
+}
+
+// Measure runs step and records its time and each component's usage.
+func (c *Cluster) Measure(name string, count int, step func() error) (Phase, error) {
+	before := componentUsage(c.dir)
+	start := time.Now()
+	if err := step(); err != nil {
+		return Phase{}, fmt.Errorf("%s: %w", name, err)
+	}
+	took := time.Since(start)
+	after := componentUsage(c.dir)
+	rss := map[string]int64{}
+	for n, u := range after {
+		rss[n] = u.rss
+	}
+	return Phase{Name: name, Count: count, Took: took, CPU: cpuSince(before, after), RSS: rss}, nil
+}
+
+// Report prints phases: time, rate, and CPU seconds and RSS per component.
+func Report(w io.Writer, phases []Phase) {
+	for _, p := range phases {
+		rate := float64(p.Count) / p.Took.Seconds()
+		fmt.Fprintf(w, "%s: %d in %.2fs (%.0f/s)\n", p.Name, p.Count, p.Took.Seconds(), rate)
+		var names []string
+		var total time.Duration
+		for n, cpu := range p.CPU {
+			names = append(names, n)
+			total += cpu
+		}
+		sort.Slice(names, func(i, j int) bool { return p.CPU[names[i]] > p.CPU[names[j]] })
+		fmt.Fprintf(w, "  %-24s %9s %7s %9s\n", "component", "CPU-s", "share", "RSS")
+		for _, n := range names {
+			share := 0.0
+			if total > 0 {
+				share = 100 * p.CPU[n].Seconds() / total.Seconds()
+			}
+			fmt.Fprintf(w, "  %-24s %9.1f %6.1f%% %7dMi\n", n, p.CPU[n].Seconds(), share, p.RSS[n]>>20)
+		}
+		fmt.Fprintf(w, "  %-24s %9.1f\n", "total", total.Seconds())
+	}
+}
+
+// parallel calls do(i) for i in [0,n) with workers goroutines.
+func parallel(ctx context.Context, n int, do func(ctx context.Context, i int) error) error {
+	var next atomic.Int64
+	var firstErr error
+	var once sync.Once
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range min(workers, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				if err := do(ctx, i); err != nil {
+					once.Do(func() { firstErr = err; cancel() })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// podCounter watches the benchmark's pods and counts them by state.
+type podCounter struct {
+	factory informers.SharedInformerFactory
+	cancel  context.CancelFunc
+	lister  func() []*corev1.Pod
+}
+
+func newPodCounter(ctx context.Context, client kubernetes.Interface) *podCounter {
+	ctx, cancel := context.WithCancel(ctx)
+	f := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(Namespace))
+	lister := f.Core().V1().Pods().Lister()
+	f.Start(ctx.Done())
+	f.WaitForCacheSync(ctx.Done())
+	return &podCounter{factory: f, cancel: cancel, lister: func() []*corev1.Pod {
+		pods, _ := lister.Pods(Namespace).List(labels.Everything())
+		return pods
+	}}
+}
+
+func (pc *podCounter) stop() {
+	pc.cancel()
+	pc.factory.Shutdown()
+}
+
+// waitFor polls count until it reports done or timeout passes.
+func (pc *podCounter) waitFor(ctx context.Context, timeout time.Duration, what string, done func([]*corev1.Pod) (int, bool)) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		n, ok := done(pc.lister())
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: only %d after %s", what, n, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func running(n int) func([]*corev1.Pod) (int, bool) {
+	return func(pods []*corev1.Pod) (int, bool) {
+		c := 0
+		for _, p := range pods {
+			if p.Status.Phase == corev1.PodRunning {
+				c++
+			}
+		}
+		return c, c >= n
+	}
+}
+
+func gone(pods []*corev1.Pod) (int, bool) { return len(pods), len(pods) == 0 }
+
+func benchPod(name, node string, labels map[string]string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: Namespace, Labels: labels},
+		Spec: corev1.PodSpec{
+			NodeName:   node,
+			Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}},
+		},
+	}
+}

@@ -1,0 +1,95 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubesim/kubesim/internal/scale"
+)
+
+// Nodes measures n simulated nodes created and Ready (and schedulable).
+func Nodes(ctx context.Context, c *Cluster, n int) ([]Phase, error) {
+	p, err := c.Measure("nodes created and Ready", n, func() error {
+		return scale.Nodes(ctx, c.Client, scale.Options{Replicas: n, Wait: 10 * time.Minute})
+	})
+	return []Phase{p}, err
+}
+
+// bigNodeName is the node PodsOnOneNode packs its pods onto.
+const bigNodeName = "node-000000"
+
+// PodsOnOneNode measures n pods bound by name to one node going Running,
+// then being deleted until gone.
+func PodsOnOneNode(ctx context.Context, c *Cluster, n int) ([]Phase, error) {
+	// One node with room (and addresses) for every pod: a /16 of the
+	// cluster's pod range, 10.0.0.0/10 by default.
+	tmpl := scale.DefaultTemplate()
+	tmpl.Spec.PodCIDR, tmpl.Spec.PodCIDRs = "10.32.0.0/16", []string{"10.32.0.0/16"}
+	pods := resource.MustParse(fmt.Sprint(n + 100))
+	tmpl.Status.Capacity[corev1.ResourcePods], tmpl.Status.Allocatable[corev1.ResourcePods] = pods, pods
+	if err := scale.Nodes(ctx, c.Client, scale.Options{Replicas: 1, Template: tmpl, Wait: time.Minute}); err != nil {
+		return nil, err
+	}
+	counter := newPodCounter(ctx, c.Client)
+	defer counter.stop()
+	up, err := c.Measure("pods (nodeName set) created and Running", n, func() error {
+		err := parallel(ctx, n, func(ctx context.Context, i int) error {
+			_, err := c.Client.CoreV1().Pods(Namespace).Create(ctx, benchPod(fmt.Sprintf("pod-%06d", i), bigNodeName, nil), metav1.CreateOptions{})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		return counter.waitFor(ctx, 10*time.Minute, "pods Running", running(n))
+	})
+	if err != nil {
+		return nil, err
+	}
+	down, err := c.Measure("pods deleted and gone", n, func() error {
+		err := parallel(ctx, n, func(ctx context.Context, i int) error {
+			return c.Client.CoreV1().Pods(Namespace).Delete(ctx, fmt.Sprintf("pod-%06d", i), metav1.DeleteOptions{})
+		})
+		if err != nil {
+			return err
+		}
+		return counter.waitFor(ctx, 10*time.Minute, "pods gone", gone)
+	})
+	return []Phase{up, down}, err
+}
+
+// Deployment measures a Deployment of replicas pods scheduled by the real
+// scheduler onto nodes simulated nodes, until all are Running.
+func Deployment(ctx context.Context, c *Cluster, nodes, replicas int) ([]Phase, error) {
+	nodePhase, err := Nodes(ctx, c, nodes)
+	if err != nil {
+		return nil, err
+	}
+	counter := newPodCounter(ctx, c.Client)
+	defer counter.stop()
+	labels := map[string]string{"app": "bench"}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: Namespace},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(int32(replicas)),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       benchPod("", "", nil).Spec,
+			},
+		},
+	}
+	up, err := c.Measure("deployment pods scheduled and Running", replicas, func() error {
+		if _, err := c.Client.AppsV1().Deployments(Namespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		return counter.waitFor(ctx, 30*time.Minute, "pods Running", running(replicas))
+	})
+	return append(nodePhase, up), err
+}
