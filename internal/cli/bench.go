@@ -22,7 +22,9 @@ func newBenchCommand() *cobra.Command {
 	cmd.AddCommand(newBenchCreateCommand(),
 		newBenchScenarioCommand("nodes", "Time N simulated nodes created until Ready and schedulable",
 			func(f *benchFlags) benchFunc {
-				return func(ctx context.Context, c *bench.Cluster) ([]bench.Phase, error) { return bench.Nodes(ctx, c, f.nodes) }
+				return func(ctx context.Context, c *bench.Cluster) ([]bench.Phase, error) {
+					return bench.Nodes(ctx, c, f.nodes)
+				}
 			}),
 		newBenchScenarioCommand("pods", "Time N pods bound to one node until Running, then deleted until gone",
 			func(f *benchFlags) benchFunc {
