@@ -46,6 +46,7 @@ type benchFunc func(ctx context.Context, c *bench.Cluster) ([]bench.Phase, error
 
 type benchFlags struct {
 	nodes, pods int
+	keep        bool
 }
 
 // newBenchScenarioCommand runs a scenario in a throwaway cluster and
@@ -70,7 +71,11 @@ func newBenchScenarioCommand(use, short string, scenario func(*benchFlags) bench
 			if err != nil {
 				return err
 			}
-			defer c.Delete(context.Background())
+			if f.keep {
+				fmt.Fprintf(cmd.ErrOrStderr(), "Keeping cluster %q (kubesim delete cluster --name %s)\n", name, name)
+			} else {
+				defer c.Delete(context.Background())
+			}
 			phases, err := scenario(f)(ctx, c)
 			bench.Report(cmd.OutOrStdout(), phases)
 			return err
@@ -78,6 +83,7 @@ func newBenchScenarioCommand(use, short string, scenario func(*benchFlags) bench
 	}
 	cmd.Flags().IntVar(&f.nodes, "nodes", 1000, "simulated nodes")
 	cmd.Flags().IntVar(&f.pods, "pods", 10000, "pods")
+	cmd.Flags().BoolVar(&f.keep, "keep", false, "keep the cluster afterwards, to look into it")
 	return cmd
 }
 

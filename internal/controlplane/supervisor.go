@@ -176,6 +176,11 @@ func (s *Supervisor) runOnce(ctx context.Context, comp Component) error {
 	if err := s.ensurePortsFree(comp); err != nil {
 		return err
 	}
+	if comp.Prepare != nil {
+		if err := comp.Prepare(s.dir, s.config()); err != nil {
+			return err
+		}
+	}
 	logFile, err := os.OpenFile(s.dir.Log(comp.Name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
@@ -183,6 +188,7 @@ func (s *Supervisor) runOnce(ctx context.Context, comp Component) error {
 	defer logFile.Close()
 	cmd := exec.Command(s.exe, append([]string{"component", comp.Name}, comp.Args(s.dir, s.config())...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Env = append(os.Environ(), "GOGC="+gcPercent)
 	// Die with the supervisor, even if it is killed outright.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
