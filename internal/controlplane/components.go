@@ -120,6 +120,9 @@ func apiServerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--audit-log-path=" + d.Log("audit"),
 		"--audit-log-maxsize=100",
 		"--audit-log-maxbackup=3",
+		// Batched: events are written by a background worker, not one
+		// write per request on the request's path.
+		"--audit-log-mode=batch",
 		"--egress-selector-config-file=" + egressConfigFile(d),
 	}
 }

@@ -146,6 +146,13 @@ func (l *leases) write(ctx context.Context, name string, uid types.UID, lease *c
 			return out, err
 		}
 	}
+	if lease == nil {
+		// A new node has no Lease yet: try making it before looking.
+		created, err := leases.Create(ctx, l.newLease(name, uid, now), metav1.CreateOptions{})
+		if err == nil || !apierrors.IsAlreadyExists(err) {
+			return created, err
+		}
+	}
 	current, err := leases.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return leases.Create(ctx, l.newLease(name, uid, now), metav1.CreateOptions{})
