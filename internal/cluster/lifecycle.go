@@ -155,7 +155,7 @@ func (p *Provider) startAndWait(ctx context.Context, d clusterdir.Dir, wait time
 }
 
 // ready reports whether a user can work with the cluster: the API server is
-// ready and the default ServiceAccount, without which no Pod can be
+// ready, every component started, and the default ServiceAccount, without which no Pod can be
 // created, exists. The controller-manager makes it too, but only after
 // setting up all its controllers, seconds later: making it here (as that
 // controller would) lets a user create pods the moment create returns.
@@ -166,6 +166,9 @@ func ready(ctx context.Context, d clusterdir.Dir) error {
 	}
 	if err := controlplane.APIServerReady(ctx, d, c); err != nil {
 		return err
+	}
+	if _, err := os.Stat(d.StartedFile()); err != nil {
+		return errors.New("waiting for the supervisor to start every component")
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", d.Kubeconfig())
 	if err != nil {

@@ -92,6 +92,10 @@ func (d Dir) ComponentKubeconfig(component string) string {
 // lockFile is held by the cluster's supervisor for as long as it runs.
 func (d Dir) lockFile() string { return filepath.Join(d.Path, "supervisor.lock") }
 
+// StartedFile exists while every component of the cluster has been
+// started; the supervisor writes it once they are, and removes it on stop.
+func (d Dir) StartedFile() string { return filepath.Join(d.Path, "started") }
+
 // PIDFile holds the supervisor's process id.
 func (d Dir) PIDFile() string { return filepath.Join(d.Path, "supervisor.pid") }
 

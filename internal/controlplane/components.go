@@ -116,7 +116,7 @@ func apiServerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--service-account-signing-key-file=" + pkiPath(d, "sa.key"),
 		"--service-cluster-ip-range=" + c.Networking.ServiceSubnet,
 		"--allow-privileged=true",
-				"--audit-policy-file=" + d.AuditPolicy(),
+		"--audit-policy-file=" + d.AuditPolicy(),
 		"--audit-log-path=" + d.Log("audit"),
 		"--audit-log-maxsize=100",
 		"--audit-log-maxbackup=3",

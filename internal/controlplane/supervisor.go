@@ -99,6 +99,10 @@ func Supervise(ctx context.Context, d clusterdir.Dir, logger *log.Logger) error 
 			}
 		}
 	}
+	if err := os.WriteFile(d.StartedFile(), nil, 0o600); err != nil {
+		return err
+	}
+	defer os.Remove(d.StartedFile())
 	<-ctx.Done()
 	logger.Printf("stopping")
 	return nil

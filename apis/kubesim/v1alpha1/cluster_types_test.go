@@ -8,7 +8,7 @@ import (
 
 func TestParseClusterRejectsUnknownFieldsByPath(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
-		{"apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nnodes: 3\n", `unknown field "nodes"`},
+		{"apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nworkers: 3\n", `unknown field "workers"`},
 		{"apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nnetworking:\n  podCIDR: x\n", `unknown field "networking.podCIDR"`},
 		{"apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nname: a\nname: b\n", `line 4: key "name" already set`},
 		{"apiVersion: v1\nkind: Pod\n", "apiVersion/kind"},
@@ -26,10 +26,14 @@ func TestParseClusterReadsEveryOption(t *testing.T) {
 kind: Cluster
 name: blue
 auditPolicy: /tmp/p.yaml
+nodes: 7
+nodeTemplate: node.yaml
+disableKubeletSim: true
 networking:
   apiServerPort: 6443
   podSubnet: 10.64.0.0/10
   serviceSubnet: 10.200.0.0/16
+  nodeSubnet: 172.16.0.0/12
 nodeLifecycle:
   nodeMonitorPeriod: 1s
   nodeMonitorGracePeriod: 10s
@@ -44,6 +48,7 @@ nodeLifecycle:
 	}
 	if c.Name != "blue" || c.AuditPolicy != "/tmp/p.yaml" || c.Networking.APIServerPort != 6443 ||
 		c.Networking.PodSubnet != "10.64.0.0/10" || c.Networking.ServiceSubnet != "10.200.0.0/16" ||
+		c.Networking.NodeSubnet != "172.16.0.0/12" || c.Nodes != 7 || c.NodeTemplate != "node.yaml" || !c.DisableKubeletSim ||
 		c.NodeLifecycle.NodeMonitorPeriod.Duration != time.Second ||
 		c.NodeLifecycle.NodeMonitorGracePeriod.Duration != 10*time.Second ||
 		c.NodeLifecycle.NodeStartupGracePeriod.Duration != 30*time.Second {
@@ -72,6 +77,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		{func(c *Cluster) { c.Networking.PodSubnet = "10.0.0.0/25" }, "networking.podSubnet"},
 		{func(c *Cluster) { c.Networking.PodSubnet = "nonsense" }, "networking.podSubnet"},
 		{func(c *Cluster) { c.Networking.ServiceSubnet = "10.0.0.0/24" }, "overlaps networking.podSubnet"},
+		{func(c *Cluster) { c.Networking.NodeSubnet = "10.96.0.0/16" }, "networking.nodeSubnet"},
+		{func(c *Cluster) { c.Nodes = -1 }, "nodes: must be 0 or more"},
 		{func(c *Cluster) { c.NodeLifecycle.NodeMonitorPeriod.Duration = 0 }, "nodeLifecycle.nodeMonitorPeriod"},
 		{func(c *Cluster) { c.NodeLifecycle.NodeMonitorGracePeriod.Duration = time.Second }, "nodeLifecycle.nodeMonitorGracePeriod"},
 	} {
