@@ -112,7 +112,7 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 		if c.DisableKubeletSim {
 			opts.Nodes.Wait = 0 // nothing here will make them Ready
 		}
-		client, err := adminClient(d)
+		client, err := controlplane.AdminClient(d, 0)
 		if err != nil {
 			return err
 		}

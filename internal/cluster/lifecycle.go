@@ -14,8 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
@@ -170,12 +168,7 @@ func ready(ctx context.Context, d clusterdir.Dir) error {
 	if _, err := os.Stat(d.StartedFile()); err != nil {
 		return errors.New("waiting for the supervisor to start every component")
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", d.Kubeconfig())
-	if err != nil {
-		return err
-	}
-	cfg.Timeout = 2 * time.Second
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := controlplane.AdminClient(d, 2*time.Second)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
@@ -139,23 +138,11 @@ func (p *Provider) LogPath(name, component string) (string, error) {
 	return path, nil
 }
 
-// Client returns a client of a running cluster, as its admin, tuned for
-// bulk work: protobuf, no client-side throttling.
+// Client returns a client of a running cluster, as its admin.
 func (p *Provider) Client(name string) (kubernetes.Interface, error) {
 	d, _, err := p.openRunning(name)
 	if err != nil {
 		return nil, err
 	}
-	return adminClient(d)
-}
-
-func adminClient(d clusterdir.Dir) (kubernetes.Interface, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", d.Kubeconfig())
-	if err != nil {
-		return nil, err
-	}
-	cfg.ContentType = "application/vnd.kubernetes.protobuf"
-	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	cfg.QPS, cfg.Burst = 100000, 100000
-	return kubernetes.NewForConfig(cfg)
+	return controlplane.AdminClient(d, 0)
 }

@@ -8,8 +8,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
@@ -20,12 +18,7 @@ import (
 // bootstrap writes, as the admin, what kubesim's own components need in
 // the API before they start: the kubelet simulator's RBAC role.
 func bootstrap(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", d.Kubeconfig())
-	if err != nil {
-		return err
-	}
-	cfg.Timeout = 10 * time.Second
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := AdminClient(d, 10*time.Second)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"time"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -160,4 +162,19 @@ func firstIP(cidr string) (net.IP, error) {
 	copy(out, ip)
 	out[len(out)-1]++
 	return out, nil
+}
+
+// AdminClient is a client of the cluster as its admin: protobuf, no
+// client-side throttling (kubesim's own bulk work must not be paced), and
+// each request bounded by timeout.
+func AdminClient(d clusterdir.Dir, timeout time.Duration) (kubernetes.Interface, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", d.Kubeconfig())
+	if err != nil {
+		return nil, err
+	}
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cfg.QPS, cfg.Burst = 100000, 100000
+	cfg.Timeout = timeout
+	return kubernetes.NewForConfig(cfg)
 }
