@@ -47,6 +47,7 @@ type benchFunc func(ctx context.Context, c *bench.Cluster) ([]bench.Phase, error
 type benchFlags struct {
 	nodes, pods int
 	keep        bool
+	config      string
 }
 
 // newBenchScenarioCommand runs a scenario in a throwaway cluster and
@@ -67,7 +68,18 @@ func newBenchScenarioCommand(use, short string, scenario func(*benchFlags) bench
 			}
 			ctx := cmd.Context()
 			name := fmt.Sprintf("bench-%d", os.Getpid())
-			c, err := bench.NewCluster(ctx, home, &v1alpha1.Cluster{Name: name}, io.Discard)
+			cfg := &v1alpha1.Cluster{}
+			if f.config != "" {
+				data, err := os.ReadFile(f.config)
+				if err != nil {
+					return fmt.Errorf("--config: %w", err)
+				}
+				if cfg, err = v1alpha1.ParseCluster(data); err != nil {
+					return fmt.Errorf("--config %s: %w", f.config, err)
+				}
+			}
+			cfg.Name = name
+			c, err := bench.NewCluster(ctx, home, cfg, io.Discard)
 			if err != nil {
 				return err
 			}
@@ -84,6 +96,7 @@ func newBenchScenarioCommand(use, short string, scenario func(*benchFlags) bench
 	cmd.Flags().IntVar(&f.nodes, "nodes", 1000, "simulated nodes")
 	cmd.Flags().IntVar(&f.pods, "pods", 10000, "pods")
 	cmd.Flags().BoolVar(&f.keep, "keep", false, "keep the cluster afterwards, to look into it")
+	cmd.Flags().StringVar(&f.config, "config", "", "a kubesim.io/v1alpha1 Cluster file for the throwaway cluster (its name is replaced)")
 	return cmd
 }
 

@@ -53,6 +53,7 @@ type createClusterFlags struct {
 	nodeStartupGracePeriod time.Duration
 	nodes                  int
 	disableKubeletSim      bool
+	percentageOfNodes      int32
 	nodeFlags              nodeFlags
 	wait                   time.Duration
 	retain                 bool
@@ -93,6 +94,7 @@ func newCreateClusterCommand() *cobra.Command {
 	fl.DurationVar(&f.nodeStartupGracePeriod, "node-startup-grace-period", 0, "how long a new node may take to be Ready (default 60s)")
 	fl.IntVar(&f.nodes, "nodes", 0, "simulated nodes to create (node-000000, …)")
 	f.nodeFlags.add(cmd)
+	fl.Int32Var(&f.percentageOfNodes, "percentage-of-nodes-to-score", 0, "share of feasible nodes the scheduler scores (default: upstream's adaptive share)")
 	fl.BoolVar(&f.disableKubeletSim, "disable-kubelet-sim", false, "run no kubelet simulator (nodes stay NotReady unless simulated from elsewhere)")
 	fl.DurationVar(&f.wait, "wait", defaultWait, "how long to wait for the cluster (and its nodes) to be ready")
 	fl.BoolVar(&f.retain, "retain", false, "keep a cluster that failed to start, for its logs")
@@ -126,6 +128,9 @@ func (f *createClusterFlags) clusterConfig(cmd *cobra.Command) (*v1alpha1.Cluste
 	}
 	if changed("nodes") {
 		c.Nodes = f.nodes
+	}
+	if changed("percentage-of-nodes-to-score") {
+		c.Scheduler.PercentageOfNodesToScore = &f.percentageOfNodes
 	}
 	if changed("disable-kubelet-sim") {
 		c.DisableKubeletSim = f.disableKubeletSim

@@ -183,7 +183,11 @@ enableProfiling: false
 `
 
 func writeSchedulerConfig(d clusterdir.Dir, c *v1alpha1.Cluster) error {
-	return os.WriteFile(schedulerConfigFile(d), fmt.Appendf(nil, schedulerConfig, d.ComponentKubeconfig(schedulerName)), 0o600)
+	cfg := fmt.Appendf(nil, schedulerConfig, d.ComponentKubeconfig(schedulerName))
+	if p := c.Scheduler.PercentageOfNodesToScore; p != nil {
+		cfg = fmt.Appendf(cfg, "percentageOfNodesToScore: %d\n", *p)
+	}
+	return os.WriteFile(schedulerConfigFile(d), cfg, 0o600)
 }
 
 func kubeletSimArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
