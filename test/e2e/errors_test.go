@@ -40,6 +40,17 @@ func TestBadInput(t *testing.T) {
 	e.fails("auditPolicy", "create", "cluster", "--audit-policy", config("audit.yaml", "kind: Nonsense\n"))
 	e.fails("--config", "create", "cluster", "--config", filepath.Join(dir, "missing.yaml"))
 
+	e.fails("--replicas: must be between 0 and", "scale", "node", "--replicas", "-1")
+	e.fails("--replicas: required", "scale", "node")
+	e.fails(`cluster "nope" does not exist`, "scale", "node", "--name", "nope", "--replicas", "3")
+	e.fails("--node-template", "scale", "node", "--replicas", "3", "--template",
+		config("badnode.yaml", "apiVersion: v1\nkind: Node\nspec:\n  podCIDRR: x\n"))
+	e.fails(`unknown field "spec.podCIDRR"`, "create", "cluster", "--nodes", "2", "--node-template",
+		config("badnode2.yaml", "apiVersion: v1\nkind: Node\nspec:\n  podCIDRR: x\n"))
+	e.fails("apiVersion/kind", "scale", "node", "--replicas", "3", "--template",
+		config("pod.yaml", "apiVersion: v1\nkind: Pod\n"))
+	e.fails("nodes: must be 0 or more", "create", "cluster", "--nodes", "-2")
+
 	// An unwritable kubeconfig is found before anything is made.
 	blocker := config("file", "a file, so nothing can be created beneath it")
 	r := e.runEnv([]string{"KUBECONFIG=" + filepath.Join(blocker, "config")}, "create", "cluster")
