@@ -131,6 +131,29 @@ func TestSimulatedNodesAndPods(t *testing.T) {
 	t.Run("drain obeys a PDB", func(t *testing.T) { testDrain(t, e, client) })
 	t.Run("small pod range: exhausted, then recycled", func(t *testing.T) { testExhaustion(t, client) })
 	t.Run("simulator restart", func(t *testing.T) { testSimulatorRestart(t, e, client) })
+	t.Run("API server restart", func(t *testing.T) { testAPIServerRestart(t, e, client) })
+}
+
+// testAPIServerRestart kills the API server under the simulator: once the
+// supervisor has it back, new pods still start, with no address twice.
+func testAPIServerRestart(t *testing.T, e *env, client kubernetes.Interface) {
+	old := e.componentPID("sim", "kube-apiserver")
+	if old == 0 {
+		t.Fatal("no kube-apiserver process")
+	}
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "API server back", func() error {
+		if pid := e.componentPID("sim", "kube-apiserver"); pid == 0 || pid == old {
+			return errors.New("not restarted yet")
+		}
+		_, err := client.CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{})
+		return err
+	})
+	scaleDeployment(t, client, "web", 26)
+	waitPods(t, client, "app=web", 26)
+	checkPodIPs(t, client, "app=web")
 }
 
 func testDrain(t *testing.T, e *env, client kubernetes.Interface) {
