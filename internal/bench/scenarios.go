@@ -8,6 +8,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -20,6 +22,38 @@ func Nodes(ctx context.Context, c *Cluster, n int) ([]Phase, error) {
 		return scale.Nodes(ctx, c.Client, scale.Options{Replicas: n, Wait: 10 * time.Minute})
 	})
 	return []Phase{p}, err
+}
+
+// HoldNodes watches the cluster's scaled nodes for hold and fails if any
+// stops being Ready: the steady state (Lease renewals) must keep them so.
+// Its phase's CPU is the standing cost of that many nodes.
+func HoldNodes(ctx context.Context, c *Cluster, n int, hold time.Duration) (Phase, error) {
+	return c.Measure(fmt.Sprintf("nodes held Ready for %s", hold), n, func() error {
+		factory := informers.NewSharedInformerFactory(c.Client, 0)
+		lister := factory.Core().V1().Nodes().Lister()
+		ctx, cancel := context.WithCancel(ctx)
+		defer func() { cancel(); factory.Shutdown() }()
+		factory.Start(ctx.Done())
+		factory.WaitForCacheSync(ctx.Done())
+		end := time.Now().Add(hold)
+		for time.Now().Before(end) {
+			nodes, err := lister.List(labels.Everything())
+			if err != nil {
+				return err
+			}
+			for _, node := range nodes {
+				if !scale.IsReady(node) {
+					return fmt.Errorf("node %s stopped being Ready %s into the hold", node.Name, (hold - time.Until(end)).Round(time.Second))
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Second):
+			}
+		}
+		return nil
+	})
 }
 
 // bigNodeName is the node PodsOnOneNode packs its pods onto.

@@ -23,7 +23,12 @@ func newBenchCommand() *cobra.Command {
 		newBenchScenarioCommand("nodes", "Time N simulated nodes created until Ready and schedulable",
 			func(f *benchFlags) benchFunc {
 				return func(ctx context.Context, c *bench.Cluster) ([]bench.Phase, error) {
-					return bench.Nodes(ctx, c, f.nodes)
+					phases, err := bench.Nodes(ctx, c, f.nodes)
+					if err != nil || f.hold <= 0 {
+						return phases, err
+					}
+					held, err := bench.HoldNodes(ctx, c, f.nodes, f.hold)
+					return append(phases, held), err
 				}
 			}),
 		newBenchScenarioCommand("pods", "Time N pods bound to one node until Running, then deleted until gone",
@@ -48,6 +53,7 @@ type benchFlags struct {
 	nodes, pods int
 	keep        bool
 	config      string
+	hold        time.Duration
 }
 
 // newBenchScenarioCommand runs a scenario in a throwaway cluster and
@@ -96,6 +102,7 @@ func newBenchScenarioCommand(use, short string, scenario func(*benchFlags) bench
 	cmd.Flags().IntVar(&f.nodes, "nodes", 1000, "simulated nodes")
 	cmd.Flags().IntVar(&f.pods, "pods", 10000, "pods")
 	cmd.Flags().BoolVar(&f.keep, "keep", false, "keep the cluster afterwards, to look into it")
+	cmd.Flags().DurationVar(&f.hold, "hold", 0, "nodes: then watch them this long, failing if one stops being Ready")
 	cmd.Flags().StringVar(&f.config, "config", "", "a kubesim.io/v1alpha1 Cluster file for the throwaway cluster (its name is replaced)")
 	return cmd
 }
