@@ -65,7 +65,7 @@ func newCreateClusterCommand() *cobra.Command {
 		Use:   "cluster",
 		Short: "Create a simulated cluster and wait until it is ready",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, _ []string) error {
 			c, err := f.clusterConfig(cmd)
 			if err != nil {
 				return err
@@ -75,12 +75,8 @@ func newCreateClusterCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p, err := f.provider(cmd)
-			if err != nil {
-				return err
-			}
 			return p.Create(cmd.Context(), c, cluster.CreateOptions{Wait: f.wait, Retain: f.retain, Nodes: nodes})
-		},
+		}),
 	}
 	f.add(cmd)
 	fl := cmd.Flags()
@@ -163,11 +159,7 @@ func newDeleteClusterCommand() *cobra.Command {
 		Use:   "cluster",
 		Short: "Stop a cluster, remove its files and its kubeconfig context",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := f.provider(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, _ []string) error {
 			if all {
 				if cmd.Flags().Changed("name") {
 					return errors.New("--all and --name: give one or the other")
@@ -175,7 +167,7 @@ func newDeleteClusterCommand() *cobra.Command {
 				return p.DeleteAll(cmd.Context())
 			}
 			return p.Delete(cmd.Context(), f.name)
-		},
+		}),
 	}
 	f.add(cmd)
 	cmd.Flags().BoolVar(&all, "all", false, "delete every cluster")
@@ -189,13 +181,9 @@ func newStartClusterCommand() *cobra.Command {
 		Use:   "cluster",
 		Short: "Start a stopped cluster with its data, and wait until it is ready",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := f.provider(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, _ []string) error {
 			return p.Start(cmd.Context(), f.name, wait)
-		},
+		}),
 	}
 	f.add(cmd)
 	cmd.Flags().DurationVar(&wait, "wait", defaultWait, "how long to wait for the cluster to be ready")
@@ -208,13 +196,9 @@ func newStopClusterCommand() *cobra.Command {
 		Use:   "cluster",
 		Short: "Stop a cluster's processes; its objects stay for the next start",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := f.provider(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, _ []string) error {
 			return p.Stop(cmd.Context(), f.name)
-		},
+		}),
 	}
 	f.add(cmd)
 	return cmd

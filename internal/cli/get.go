@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/cluster"
 )
 
 func newGetCommand() *cobra.Command {
@@ -25,11 +26,7 @@ func newGetClustersCommand() *cobra.Command {
 		Aliases: []string{"cluster"},
 		Short:   "List clusters",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := f.provider(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, _ []string) error {
 			infos, err := p.List()
 			if err != nil {
 				return err
@@ -48,7 +45,7 @@ func newGetClustersCommand() *cobra.Command {
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", i.Name, status, i.APIServer, duration.HumanDuration(time.Since(i.Created)))
 			}
 			return w.Flush()
-		},
+		}),
 	}
 }
 
@@ -58,11 +55,7 @@ func newGetKubeconfigCommand() *cobra.Command {
 		Use:   "kubeconfig",
 		Short: "Print a cluster's admin kubeconfig (context kubesim-NAME)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := f.provider(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, _ []string) error {
 			cfg, err := p.AdminKubeconfig(f.name)
 			if err != nil {
 				return err
@@ -73,7 +66,7 @@ func newGetKubeconfigCommand() *cobra.Command {
 			}
 			_, err = cmd.OutOrStdout().Write(data)
 			return err
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&f.name, "name", v1alpha1.DefaultClusterName, "cluster name")
 	return cmd

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/cluster"
 )
 
 func newLogsCommand() *cobra.Command {
@@ -18,17 +19,13 @@ func newLogsCommand() *cobra.Command {
 		Use:   "logs COMPONENT",
 		Short: "Print a component's log (kube-apiserver, etcd, …, supervisor, audit)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := f.provider(cmd)
-			if err != nil {
-				return err
-			}
+		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, args []string) error {
 			path, err := p.LogPath(f.name, args[0])
 			if err != nil {
 				return err
 			}
 			return printFile(cmd.Context(), cmd.OutOrStdout(), path, follow)
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&f.name, "name", v1alpha1.DefaultClusterName, "cluster name")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing what is appended, until interrupted")

@@ -71,6 +71,17 @@ func (f *clusterFlags) provider(cmd *cobra.Command) (*cluster.Provider, error) {
 	return cluster.NewProvider(f.kubeconfig, cmd.ErrOrStderr())
 }
 
+// run makes a RunE that gives do the cluster provider for these flags.
+func (f *clusterFlags) run(do func(cmd *cobra.Command, p *cluster.Provider, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		p, err := f.provider(cmd)
+		if err != nil {
+			return err
+		}
+		return do(cmd, p, args)
+	}
+}
+
 // newComponentCommand documents `kubesim component`, which main handles
 // before cobra sees it.
 func newComponentCommand() *cobra.Command {

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/kubesim/kubesim/internal/cluster"
 )
 
 func newSnapshotCommand() *cobra.Command {
@@ -36,16 +38,12 @@ func newSnapshotSaveCommand() *cobra.Command {
 		Use:   "save",
 		Short: "Write an etcd snapshot of a running cluster",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, _ []string) error {
 			if err := f.checkPath(); err != nil {
 				return err
 			}
-			p, err := f.provider(cmd)
-			if err != nil {
-				return err
-			}
 			return p.SnapshotSave(cmd.Context(), f.name, f.path)
-		},
+		}),
 	}
 	f.add(cmd)
 	return cmd
@@ -58,16 +56,12 @@ func newSnapshotRestoreCommand() *cobra.Command {
 		Use:   "restore",
 		Short: "Replace a cluster's objects with a snapshot (restarting it if running)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, _ []string) error {
 			if err := f.checkPath(); err != nil {
 				return err
 			}
-			p, err := f.provider(cmd)
-			if err != nil {
-				return err
-			}
 			return p.SnapshotRestore(cmd.Context(), f.name, f.path, wait)
-		},
+		}),
 	}
 	f.add(cmd)
 	cmd.Flags().DurationVar(&wait, "wait", defaultWait, "how long to wait for the restarted cluster to be ready")
