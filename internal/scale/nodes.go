@@ -22,8 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	kjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
+
+	"github.com/kubesim/kubesim/internal/manifest"
 )
 
 // workers is how many creates or deletes run at once.
@@ -56,20 +56,9 @@ func DefaultTemplate() *corev1.Node {
 
 // ParseTemplate reads a Node manifest to stamp nodes from.
 func ParseTemplate(data []byte) (*corev1.Node, error) {
-	jsonData, err := yaml.YAMLToJSONStrict(data)
-	if err != nil {
-		return nil, fmt.Errorf("not valid YAML: %w", err)
-	}
 	node := &corev1.Node{}
-	strict, err := kjson.UnmarshalStrict(jsonData, node, kjson.DisallowUnknownFields)
-	if err != nil {
+	if err := manifest.Decode(data, node, "v1", "Node"); err != nil {
 		return nil, err
-	}
-	if len(strict) > 0 {
-		return nil, strict[0]
-	}
-	if node.Kind != "Node" || (node.APIVersion != "v1" && node.APIVersion != "") {
-		return nil, fmt.Errorf("apiVersion/kind: got %q/%q, want v1/Node", node.APIVersion, node.Kind)
 	}
 	return node, nil
 }

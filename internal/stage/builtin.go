@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"path"
 
-	kjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
-
 	"github.com/kubesim/kubesim/apis/kwok/v1alpha1"
+	"github.com/kubesim/kubesim/internal/manifest"
 )
 
 // builtinFS holds the default lifecycle: node-initialize, node-heartbeat,
@@ -44,20 +42,9 @@ func Builtin() ([]*Stage, error) {
 
 // Parse reads one Stage manifest strictly: unknown fields are errors.
 func Parse(data []byte) (*v1alpha1.Stage, error) {
-	jsonData, err := yaml.YAMLToJSONStrict(data)
-	if err != nil {
-		return nil, err
-	}
 	s := &v1alpha1.Stage{}
-	strictErrs, err := kjson.UnmarshalStrict(jsonData, s, kjson.DisallowUnknownFields)
-	if err != nil {
+	if err := manifest.Decode(data, s, v1alpha1.GroupVersion, v1alpha1.StageKind); err != nil {
 		return nil, err
-	}
-	if len(strictErrs) > 0 {
-		return nil, strictErrs[0]
-	}
-	if s.APIVersion != v1alpha1.GroupVersion || s.Kind != v1alpha1.StageKind {
-		return nil, fmt.Errorf("apiVersion/kind: got %q/%q, want %s/%s", s.APIVersion, s.Kind, v1alpha1.GroupVersion, v1alpha1.StageKind)
 	}
 	return s, nil
 }

@@ -3,13 +3,12 @@ package v1alpha1
 import (
 	"fmt"
 	"net"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	kjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
+
+	"github.com/kubesim/kubesim/internal/manifest"
 )
 
 // Group, version and kind of the cluster configuration file.
@@ -104,22 +103,9 @@ type Ports struct {
 // ParseCluster reads a Cluster config strictly: a field kubesim does not
 // know is an error that names it.
 func ParseCluster(data []byte) (*Cluster, error) {
-	jsonData, err := yaml.YAMLToJSONStrict(data)
-	if err != nil {
-		// One line: the YAML library splits its message over several.
-		return nil, fmt.Errorf("not valid YAML: %s", strings.Join(strings.Fields(err.Error()), " "))
-	}
 	c := &Cluster{}
-	// sigs.k8s.io/json names a misplaced field by its path (networking.x).
-	strictErrs, err := kjson.UnmarshalStrict(jsonData, c, kjson.DisallowUnknownFields, kjson.DisallowDuplicateFields)
-	if err != nil {
+	if err := manifest.Decode(data, c, GroupVersion, ClusterKind); err != nil {
 		return nil, err
-	}
-	if len(strictErrs) > 0 {
-		return nil, strictErrs[0]
-	}
-	if c.APIVersion != GroupVersion || c.Kind != ClusterKind {
-		return nil, fmt.Errorf("apiVersion/kind: got %q/%q, want %s/%s", c.APIVersion, c.Kind, GroupVersion, ClusterKind)
 	}
 	return c, nil
 }
