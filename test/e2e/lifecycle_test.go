@@ -1,16 +1,20 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -117,6 +121,7 @@ func TestLifecycle(t *testing.T) {
 		return nil
 	})
 	e.fails(`no log named "kubelet"`, "logs", "--name", "blue", "kubelet")
+	testLogsFollow(t, e, blue)
 
 	// delete leaves no process, no files and no context.
 	e.must("delete", "cluster", "--name", "blue")
@@ -176,4 +181,46 @@ func checkModes(t *testing.T, paths ...string) {
 			t.Errorf("%s has mode %o, want 600", p, mode)
 		}
 	}
+}
+
+// testLogsFollow follows blue's audit log and sees a write made after it
+// started.
+func testLogsFollow(t *testing.T, e *env, blue *kubernetes.Clientset) {
+	t.Helper()
+	cmd := exec.Command(binary, "logs", "--name", "blue", "audit", "-f")
+	cmd.Env = append(os.Environ(), "KUBESIM_HOME="+e.home, "KUBECONFIG="+e.kubeconfig)
+	var out safeBuffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "followed-later"}}
+	if _, err := blue.CoreV1().ConfigMaps("default").Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "logs -f shows a later write", func() error {
+		if !strings.Contains(out.String(), "followed-later") {
+			return fmt.Errorf("not in the followed output yet")
+		}
+		return nil
+	})
+}
+
+// safeBuffer is a bytes.Buffer a process may write while a test reads.
+type safeBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *safeBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *safeBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
