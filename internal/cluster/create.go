@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -104,7 +105,7 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 		}
 		return err
 	}
-	p.logf(" ✓ Control plane ready: %s", joinNames(controlplane.ComponentNames()))
+	p.logf(" ✓ Control plane ready: %s", strings.Join(controlplane.ComponentNames(), ", "))
 	if err := p.useContext(d); err != nil {
 		return err
 	}

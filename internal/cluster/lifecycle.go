@@ -220,5 +220,3 @@ func readPID(d clusterdir.Dir) (int, error) {
 func processGroupAlive(pgid int) bool {
 	return syscall.Kill(-pgid, 0) == nil
 }
-
-func joinNames(names []string) string { return strings.Join(names, ", ") }

@@ -4,7 +4,6 @@
 package cluster
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -40,9 +39,6 @@ func NewProvider(kubeconfig string, out io.Writer) (*Provider, error) {
 	return &Provider{Home: home, Kubeconfig: kubeconfig, Out: out}, nil
 }
 
-// ErrStopped is returned when a stopped cluster is asked to do work.
-var ErrStopped = errors.New("cluster is stopped")
-
 // open returns an existing cluster's directory and config.
 func (p *Provider) open(name string) (clusterdir.Dir, *v1alpha1.Cluster, error) {
 	if err := v1alpha1.ValidateName(name); err != nil {
@@ -63,12 +59,12 @@ func (p *Provider) openRunning(name string) (clusterdir.Dir, *v1alpha1.Cluster, 
 		return d, c, err
 	}
 	if !d.Running() {
-		return d, c, fmt.Errorf("cluster %q is stopped; start it with: kubesim start cluster --name %s: %w", name, name, ErrStopped)
+		return d, c, fmt.Errorf("cluster %q is stopped; start it with: kubesim start cluster --name %s", name, name)
 	}
 	return d, c, nil
 }
 
-// Kubeconfig returns the path of a running cluster's admin kubeconfig.
+// KubeconfigPath returns the path of a running cluster's admin kubeconfig.
 func (p *Provider) KubeconfigPath(name string) (string, error) {
 	d, _, err := p.openRunning(name)
 	return d.Kubeconfig(), err

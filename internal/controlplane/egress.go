@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -35,8 +36,8 @@ egressSelections:
 `
 
 // egressSocket and egressConfigFile live in the cluster's directory.
-func egressSocket(d clusterdir.Dir) string     { return d.Path + "/egress.sock" }
-func egressConfigFile(d clusterdir.Dir) string { return d.Path + "/egress-selector.yaml" }
+func egressSocket(d clusterdir.Dir) string     { return filepath.Join(d.Path, "egress.sock") }
+func egressConfigFile(d clusterdir.Dir) string { return filepath.Join(d.Path, "egress-selector.yaml") }
 
 // serveEgress writes the API server's egress configuration and serves the
 // proxy until ctx ends.
