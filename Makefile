@@ -10,7 +10,9 @@ LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
            -X github.com/kubesim/kubesim/internal/version.Version=$(VERSION)
 BIN := $(CURDIR)/bin/kubesim
 
-.PHONY: build install cluster test lint unit e2e bench clean
+CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
+
+.PHONY: build install cluster test lint unit e2e bench clean generate
 
 ## build: bin/kubesim
 build:
@@ -37,6 +39,10 @@ unit:
 
 e2e: build
 	KUBESIM_BINARY=$(BIN) go test -count=1 -timeout 40m -v ./test/e2e/
+
+## generate: DeepCopy functions and the Stage CRD (deploy/crds) from apis/
+generate:
+	$(CONTROLLER_GEN) object paths=./apis/... crd:crdVersions=v1 output:crd:dir=deploy/crds
 
 bench: build
 	$(BIN) bench create

@@ -2,9 +2,25 @@
 // kubesim embeds the ones it also applies to its own clusters.
 package deploy
 
-import _ "embed"
+import (
+	"embed"
+	_ "embed"
+)
 
 // KubeletSimClusterRole is the RBAC role of the kubelet simulator.
 //
 //go:embed kubelet-sim-clusterrole.yaml
 var KubeletSimClusterRole []byte
+
+// StageCRD is the CustomResourceDefinition of kwok.x-k8s.io Stages,
+// generated from apis/kwok/v1alpha1 by `make generate`.
+//
+//go:embed crds/kwok.x-k8s.io_stages.yaml
+var StageCRD []byte
+
+// Stages holds the built-in Stages, one directory per group: node and pod
+// (in every set), fast and realistic (the pod lifecycles to choose from),
+// chaos (failures that labels switch on).
+//
+//go:embed stages
+var Stages embed.FS

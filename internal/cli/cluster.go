@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,6 +52,8 @@ type createClusterFlags struct {
 	nodeMonitorPeriod      time.Duration
 	nodeMonitorGracePeriod time.Duration
 	nodeStartupGracePeriod time.Duration
+	podEvictionToleration  time.Duration
+	stages                 string
 	nodes                  int
 	disableKubeletSim      bool
 	percentageOfNodes      int32
@@ -88,6 +91,8 @@ func newCreateClusterCommand() *cobra.Command {
 	fl.DurationVar(&f.nodeMonitorPeriod, "node-monitor-period", 0, "how often node-lifecycle checks nodes (default 5s)")
 	fl.DurationVar(&f.nodeMonitorGracePeriod, "node-monitor-grace-period", 0, "how long a silent node stays Ready (default 50s)")
 	fl.DurationVar(&f.nodeStartupGracePeriod, "node-startup-grace-period", 0, "how long a new node may take to be Ready (default 60s)")
+	fl.DurationVar(&f.podEvictionToleration, "pod-eviction-toleration", 0, "how long pods stay on a NotReady or unreachable node before eviction (default 300s)")
+	fl.StringVar(&f.stages, "stages", "", "built-in stage set: "+strings.Join(v1alpha1.StageSets, " or ")+" (default "+v1alpha1.StageSets[0]+")")
 	fl.IntVar(&f.nodes, "nodes", 0, "simulated nodes to create (node-000000, …)")
 	f.nodeFlags.add(cmd)
 	fl.Int32Var(&f.percentageOfNodes, "percentage-of-nodes-to-score", 0, "share of feasible nodes the scheduler scores (default: upstream's adaptive share)")
@@ -128,6 +133,9 @@ func (f *createClusterFlags) clusterConfig(cmd *cobra.Command) (*v1alpha1.Cluste
 	if changed("percentage-of-nodes-to-score") {
 		c.Scheduler.PercentageOfNodesToScore = &f.percentageOfNodes
 	}
+	if changed("stages") {
+		c.Stages = f.stages
+	}
 	if changed("disable-kubelet-sim") {
 		c.DisableKubeletSim = f.disableKubeletSim
 	}
@@ -144,6 +152,7 @@ func (f *createClusterFlags) clusterConfig(cmd *cobra.Command) (*v1alpha1.Cluste
 		"node-monitor-period":       {f.nodeMonitorPeriod, &c.NodeLifecycle.NodeMonitorPeriod},
 		"node-monitor-grace-period": {f.nodeMonitorGracePeriod, &c.NodeLifecycle.NodeMonitorGracePeriod},
 		"node-startup-grace-period": {f.nodeStartupGracePeriod, &c.NodeLifecycle.NodeStartupGracePeriod},
+		"pod-eviction-toleration":   {f.podEvictionToleration, &c.NodeLifecycle.PodEvictionToleration},
 	} {
 		if changed(flag) {
 			*dst.field = &metav1.Duration{Duration: dst.value}

@@ -44,6 +44,7 @@ func NewRootCommand() *cobra.Command {
 		newStartCommand(),
 		newStopCommand(),
 		newScaleCommand(),
+		newNodeCommand(),
 		newKubeletSimCommand(),
 		newKubectlCommand(),
 		newSnapshotCommand(),

@@ -112,6 +112,7 @@ func (d Dir) Load() (*v1alpha1.Cluster, error) {
 	if c.Status == nil {
 		return nil, fmt.Errorf("%s is corrupt: no status", d.ConfigFile())
 	}
+	c.SetDefaults() // options added since the cluster was made
 	return c, nil
 }
 

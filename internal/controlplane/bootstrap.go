@@ -6,8 +6,13 @@ import (
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
@@ -15,22 +20,44 @@ import (
 	"github.com/kubesim/kubesim/internal/clusterdir"
 )
 
+// anyKindRole lets the kubelet simulator of a kubesim cluster follow and
+// change objects of any kind, as the cluster's Stages ask: there, every
+// kind may be simulated. (Inside other clusters deploy/ grants only nodes
+// and pods; users add the kinds their Stages name.)
+var anyKindRole = &rbacv1.ClusterRole{
+	ObjectMeta: metav1.ObjectMeta{Name: "kubesim:kubelet-sim:any-kind"},
+	Rules: []rbacv1.PolicyRule{{
+		APIGroups: []string{"*"},
+		Resources: []string{"*"},
+		Verbs:     []string{"get", "list", "watch", "patch", "delete"},
+	}},
+}
+
 // bootstrap writes, as the admin, what kubesim's own components need in
-// the API before they start: the kubelet simulator's RBAC role.
+// the API before they start: the Stage CRD and the kubelet simulator's
+// RBAC roles.
 func bootstrap(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	client, err := AdminClient(d, 10*time.Second)
 	if err != nil {
 		return err
 	}
+	if err := installStageCRD(ctx, d); err != nil {
+		return fmt.Errorf("Stage CRD: %w", err)
+	}
 	role := &rbacv1.ClusterRole{}
 	if err := yaml.UnmarshalStrict(deploy.KubeletSimClusterRole, role); err != nil {
 		return fmt.Errorf("embedded kubelet-sim role: %w", err)
 	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: kubeletSimUser}},
+	for _, r := range []*rbacv1.ClusterRole{role, anyKindRole} {
+		if err := bindRole(ctx, client, r, kubeletSimUser); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// bindRole creates (or brings up to date) a ClusterRole and binds it to user.
+func bindRole(ctx context.Context, client kubernetes.Interface, role *rbacv1.ClusterRole, user string) error {
 	roles, bindings := client.RbacV1().ClusterRoles(), client.RbacV1().ClusterRoleBindings()
 	if _, err := roles.Create(ctx, role, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
 		current, err := roles.Get(ctx, role.Name, metav1.GetOptions{})
@@ -44,8 +71,56 @@ func bootstrap(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
 	} else if err != nil {
 		return err
 	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	}
 	if _, err := bindings.Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	return nil
+}
+
+// installStageCRD creates or updates the Stage CRD and waits until it is
+// served, so the kubelet simulator finds it when it starts.
+func installStageCRD(ctx context.Context, d clusterdir.Dir) error {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(deploy.StageCRD, crd); err != nil {
+		return fmt.Errorf("embedded CRD: %w", err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", d.Kubeconfig())
+	if err != nil {
+		return err
+	}
+	cfg.Timeout = 10 * time.Second
+	client, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	crds := client.ApiextensionsV1().CustomResourceDefinitions()
+	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		current, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		current.Spec = crd.Spec
+		if _, err := crds.Update(ctx, current, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+	} else if err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		current, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, cond := range current.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
 }

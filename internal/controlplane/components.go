@@ -111,6 +111,8 @@ func apiServerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--tls-private-key-file=" + pkiPath(d, apiServerName+".key"),
 		"--authorization-mode=Node,RBAC",
 		"--enable-admission-plugins=NodeRestriction",
+		"--default-not-ready-toleration-seconds=" + tolerationSeconds(c),
+		"--default-unreachable-toleration-seconds=" + tolerationSeconds(c),
 		"--service-account-issuer=https://" + kubernetesSvcDomain,
 		"--service-account-key-file=" + pkiPath(d, "sa.pub"),
 		"--service-account-signing-key-file=" + pkiPath(d, "sa.key"),
@@ -125,6 +127,10 @@ func apiServerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--audit-log-mode=batch",
 		"--egress-selector-config-file=" + egressConfigFile(d),
 	}
+}
+
+func tolerationSeconds(c *v1alpha1.Cluster) string {
+	return strconv.Itoa(int(c.NodeLifecycle.PodEvictionToleration.Duration / time.Second))
 }
 
 func controllerManagerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
@@ -200,6 +206,7 @@ func kubeletSimArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--node-lease-duration=" + c.NodeLifecycle.NodeMonitorGracePeriod.Duration.String(),
 		"--node-lease-renew-interval=" + renew.String(),
 		"--node-ip-range=" + c.Networking.NodeSubnet,
+		"--stages=" + c.Stages,
 	}
 }
 

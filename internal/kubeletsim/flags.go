@@ -1,6 +1,12 @@
 package kubeletsim
 
-import "github.com/spf13/pflag"
+import (
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kubesim/kubesim/internal/stage"
+)
 
 // AddFlags binds the options to command-line flags.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
@@ -12,5 +18,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.LeaseDuration, "node-lease-duration", o.LeaseDuration, "duration of node Leases")
 	fs.DurationVar(&o.LeaseRenewInterval, "node-lease-renew-interval", o.LeaseRenewInterval, "how often node Leases are renewed")
 	fs.StringVar(&o.NodeIPRange, "node-ip-range", o.NodeIPRange, "CIDR node InternalIPs are taken from")
+	fs.StringVar(&o.StageSet, "stages", o.StageSet, "built-in stage set: "+strings.Join(stage.Sets, " or ")+"; the cluster's Stage objects add to it")
 	fs.StringVar(&o.PodIPRange, "pod-ip-range", o.PodIPRange, "CIDR for pods on nodes without spec.podCIDR")
 }

@@ -31,9 +31,10 @@ type leases struct {
 
 	queue workqueue.TypedDelayingInterface[string]
 
-	mu     sync.Mutex
-	held   map[string]*coordinationv1.Lease // our current copy of each held lease
-	wanted map[string]types.UID             // nodes we should hold, with their UIDs
+	mu      sync.Mutex
+	held    map[string]*coordinationv1.Lease // our current copy of each held lease
+	wanted  map[string]types.UID             // nodes we should hold, with their UIDs
+	stopped map[string]bool                  // held nodes whose Lease must lapse
 }
 
 func newLeases(client coordinationclient.LeasesGetter, holder string, duration, interval time.Duration, onAcquired func(string)) *leases {
@@ -46,7 +47,25 @@ func newLeases(client coordinationclient.LeasesGetter, holder string, duration, 
 		queue:      workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "leases"}),
 		held:       map[string]*coordinationv1.Lease{},
 		wanted:     map[string]types.UID{},
+		stopped:    map[string]bool{},
 	}
+}
+
+// setStopped stops or resumes renewing node's Lease, and reports whether
+// that changed anything. A stopped Lease lapses, as a dead kubelet's does.
+func (l *leases) setStopped(name string, stopped bool) bool {
+	l.mu.Lock()
+	changed := l.stopped[name] != stopped
+	if stopped {
+		l.stopped[name] = true
+	} else {
+		delete(l.stopped, name)
+	}
+	l.mu.Unlock()
+	if changed && !stopped {
+		l.queue.Add(name) // renew at once
+	}
+	return changed
 }
 
 // want asks for node's Lease to be taken and kept.
@@ -65,6 +84,7 @@ func (l *leases) drop(name string) {
 	l.mu.Lock()
 	delete(l.wanted, name)
 	delete(l.held, name)
+	delete(l.stopped, name)
 	l.mu.Unlock()
 }
 
@@ -104,9 +124,10 @@ func (l *leases) renew(ctx context.Context, name string) {
 	l.mu.Lock()
 	uid, wanted := l.wanted[name]
 	lease := l.held[name]
+	stopped := l.stopped[name]
 	l.mu.Unlock()
-	if !wanted {
-		return
+	if !wanted || stopped {
+		return // setStopped(false) queues it again
 	}
 	wasHeld := lease != nil
 	next, err := l.write(ctx, name, uid, lease)

@@ -6,7 +6,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubesim/kubesim/internal/stage"
 )
@@ -25,8 +27,16 @@ func (k *nodeKind) get(key string) (runtime.Object, bool) {
 }
 
 func (k *nodeKind) managed(obj runtime.Object) bool {
-	node := obj.(*corev1.Node)
-	return k.s.nodeFilter(node) && k.s.leases.holds(node.Name)
+	return k.s.managesNode(obj.(*corev1.Node))
+}
+
+func (k *nodeKind) keys() []string {
+	nodes, _ := k.s.nodeLister.List(labels.Everything())
+	keys := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		keys = append(keys, n.Name)
+	}
+	return keys
 }
 
 func (k *nodeKind) funcs(obj runtime.Object) template.FuncMap {
@@ -42,7 +52,7 @@ func (k *nodeKind) funcs(obj runtime.Object) template.FuncMap {
 
 func (k *nodeKind) patch(ctx context.Context, obj runtime.Object, p stage.Patch) (runtime.Object, error) {
 	node := obj.(*corev1.Node)
-	return k.s.client.CoreV1().Nodes().Patch(ctx, node.Name, patchType(p), p.Data, metav1.PatchOptions{}, subresources(p)...)
+	return k.s.client.CoreV1().Nodes().Patch(ctx, node.Name, patchType(p, types.StrategicMergePatchType), p.Data, metav1.PatchOptions{}, subresources(p)...)
 }
 
 func (k *nodeKind) remove(ctx context.Context, obj runtime.Object) error {

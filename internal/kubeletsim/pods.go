@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
@@ -34,6 +35,8 @@ func (k *podKind) managed(obj runtime.Object) bool {
 	pod := obj.(*corev1.Pod)
 	return pod.Spec.NodeName != "" && k.s.manages(pod.Spec.NodeName)
 }
+
+func (k *podKind) keys() []string { return k.s.podsByNode.ListKeys() }
 
 func (k *podKind) funcs(obj runtime.Object) template.FuncMap {
 	pod := obj.(*corev1.Pod)
@@ -63,7 +66,7 @@ func (k *podKind) funcs(obj runtime.Object) template.FuncMap {
 
 func (k *podKind) patch(ctx context.Context, obj runtime.Object, p stage.Patch) (runtime.Object, error) {
 	pod := obj.(*corev1.Pod)
-	return k.s.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, patchType(p), p.Data, metav1.PatchOptions{}, subresources(p)...)
+	return k.s.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, patchType(p, types.StrategicMergePatchType), p.Data, metav1.PatchOptions{}, subresources(p)...)
 }
 
 // remove deletes the pod at once, as a kubelet does once its containers

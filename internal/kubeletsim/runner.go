@@ -7,12 +7,14 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"text/template"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -39,13 +41,16 @@ type kind interface {
 	patch(ctx context.Context, obj runtime.Object, p stage.Patch) (runtime.Object, error)
 	// remove deletes obj at once.
 	remove(ctx context.Context, obj runtime.Object) error
+	// keys lists the keys of every cached object, to re-evaluate them all
+	// when the stages change.
+	keys() []string
 }
 
 // runner moves the objects of one kind through their stages: it finds the
 // stage an object is in, waits out the stage's delay and applies it.
 type runner struct {
 	kind      kind
-	lifecycle *stage.Lifecycle
+	lifecycle atomic.Pointer[stage.Lifecycle]
 	queue     workqueue.TypedRateLimitingInterface[string]
 	recorder  record.EventRecorder
 
@@ -58,20 +63,31 @@ type runner struct {
 }
 
 type scheduled struct {
-	stage string
-	at    time.Time
+	stage    string
+	revision string
+	at       time.Time
 }
 
 func newRunner(k kind, lifecycle *stage.Lifecycle, recorder record.EventRecorder) *runner {
-	return &runner{
-		kind:      k,
-		lifecycle: lifecycle,
-		recorder:  recorder,
+	r := &runner{
+		kind:     k,
+		recorder: recorder,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 30*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: k.name()}),
 		due:     map[string]scheduled{},
 		written: map[string]uint64{},
+	}
+	r.lifecycle.Store(lifecycle)
+	return r
+}
+
+// setLifecycle swaps in new stages and re-evaluates every object, so an
+// applied, changed or deleted Stage takes effect at once.
+func (r *runner) setLifecycle(l *stage.Lifecycle) {
+	r.lifecycle.Store(l)
+	for _, key := range r.kind.keys() {
+		r.queue.Add(key)
 	}
 }
 
@@ -152,12 +168,11 @@ func (r *runner) sync(ctx context.Context, key string) error {
 }
 
 func (r *runner) step(ctx context.Context, key string, obj runtime.Object) error {
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	m, err := toMap(obj)
 	if err != nil {
 		return err
 	}
-	m := stage.Normalize(content).(map[string]any)
-	st, errs := r.lifecycle.Match(m)
+	st, errs := r.lifecycle.Load().Match(m)
 	for _, err := range errs {
 		r.warn(obj, "StageSelectorFailed", err)
 	}
@@ -168,8 +183,8 @@ func (r *runner) step(ctx context.Context, key string, obj runtime.Object) error
 	now := time.Now()
 	r.mu.Lock()
 	s, ok := r.due[key]
-	if !ok || s.stage != st.Name {
-		s = scheduled{stage: st.Name, at: now.Add(st.Delay(m, now))}
+	if !ok || s.stage != st.Name || s.revision != st.Revision {
+		s = scheduled{stage: st.Name, revision: st.Revision, at: now.Add(st.Delay(m, now))}
 		r.due[key] = s
 	}
 	r.mu.Unlock()
@@ -190,6 +205,19 @@ func (r *runner) step(ctx context.Context, key string, obj runtime.Object) error
 		return r.step(ctx, key, next)
 	}
 	return nil
+}
+
+// toMap is obj as JSON-like maps fit for jq, never sharing memory with
+// the informer's cached copy.
+func toMap(obj runtime.Object) (map[string]any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return stage.Normalize(u.DeepCopy().Object).(map[string]any), nil
+	}
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	return stage.Normalize(content).(map[string]any), nil
 }
 
 // apply makes the stage's change: event, finalizers, deletion, patches.
@@ -319,14 +347,17 @@ func eventType(t string) string {
 	return corev1.EventTypeNormal
 }
 
-// patchType is the patch's own type, or the default for built-in kinds.
-func patchType(p stage.Patch) types.PatchType {
+// patchType is the patch's own type, or else def, the kind's default:
+// strategic for built-in kinds, merge for custom resources.
+func patchType(p stage.Patch, def types.PatchType) types.PatchType {
 	switch p.Type {
 	case v1alpha1.StagePatchTypeJSONPatch:
 		return types.JSONPatchType
 	case v1alpha1.StagePatchTypeMergePatch:
 		return types.MergePatchType
-	default:
+	case v1alpha1.StagePatchTypeStrategicMergePatch:
 		return types.StrategicMergePatchType
+	default:
+		return def
 	}
 }

@@ -5,6 +5,7 @@ package kubeletsim
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -12,10 +13,16 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -28,6 +35,11 @@ import (
 
 	"github.com/kubesim/kubesim/internal/stage"
 )
+
+// StoppedLabel, set to "true" on a node, stops its simulated kubelet: no
+// Lease renewals, no status, no pod changes, until it is removed. The
+// node-lifecycle controller then does what it does with a dead kubelet.
+const StoppedLabel = "kubesim.io/node-stopped"
 
 // FakeNodeAnnotation marks the nodes a simulator outside kubesim manages
 // by default: the annotation KWOK users already put on their fake nodes.
@@ -56,6 +68,8 @@ type Options struct {
 	PodIPRange string
 	// Version is reported as the kubelet version, kubesim-<Version>.
 	Version string
+	// StageSet is the built-in stage set: fast or realistic.
+	StageSet string
 }
 
 // DefaultOptions are what `kubesim kubelet-sim` starts from.
@@ -68,12 +82,14 @@ func DefaultOptions() Options {
 		NodeIPRange:        "10.64.0.0/12",
 		PodIPRange:         "10.244.0.0/16",
 		Version:            "dev",
+		StageSet:           stage.Sets[0],
 	}
 }
 
 // Simulator is a running kubelet simulator.
 type Simulator struct {
 	opts        Options
+	config      *rest.Config
 	client      kubernetes.Interface
 	nodeFilter  func(*corev1.Node) bool
 	nodeLister  corelisters.NodeLister
@@ -126,6 +142,7 @@ func newSimulator(opts Options) (*Simulator, error) {
 	}
 	return &Simulator{
 		opts:        opts,
+		config:      cfg,
 		client:      client,
 		nodeFilter:  filter,
 		nodeIPs:     nodeIPs,
@@ -157,9 +174,9 @@ func nodeFilter(opts Options) (func(*corev1.Node) bool, error) {
 }
 
 func (s *Simulator) run(ctx context.Context) error {
-	stages, err := stage.Builtin()
+	builtin, err := stage.Builtin(s.opts.StageSet)
 	if err != nil {
-		return err
+		return fmt.Errorf("--stages: %w", err)
 	}
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: s.client.CoreV1().Events("")})
@@ -185,8 +202,12 @@ func (s *Simulator) run(ctx context.Context) error {
 	s.nodeLister, s.podLister = nodeInformer.Lister(), podInformer.Lister()
 	s.podsByNode = podInformer.Informer().GetIndexer()
 
-	s.nodeRunner = newRunner(&nodeKind{s}, stage.NewLifecycle("", "Node", stages), recorder)
-	s.podRunner = newRunner(&podKind{s}, stage.NewLifecycle("", "Pod", stages), recorder)
+	s.nodeRunner = newRunner(&nodeKind{s}, stage.NewLifecycle("", "Node", builtin), recorder)
+	s.podRunner = newRunner(&podKind{s}, stage.NewLifecycle("", "Pod", builtin), recorder)
+	others, stages, err := s.userStages(ctx, builtin, recorder)
+	if err != nil {
+		return err
+	}
 	s.leases = newLeases(s.client.CoordinationV1(), s.opts.Holder, s.opts.LeaseDuration, s.opts.LeaseRenewInterval, s.nodeAcquired)
 
 	if _, err := nodeInformer.Informer().AddEventHandler(s.nodeHandler()); err != nil {
@@ -204,21 +225,66 @@ func (s *Simulator) run(ctx context.Context) error {
 	}
 	// Addresses already handed out (before a restart) stay taken.
 	s.occupyAddresses()
+	if stages != nil {
+		if !cache.WaitForCacheSync(ctx.Done(), stages.informer.HasSynced) {
+			return ctx.Err()
+		}
+		// The user's stages rule from the start, not after a first pass.
+		if err := stages.apply(stages.stages()); err != nil {
+			klog.ErrorS(err, "applying stages; retrying")
+		}
+	}
 	klog.InfoS("kubelet simulator started", "holder", s.opts.Holder, "manageAllNodes", s.opts.ManageAllNodes)
 
 	var wg sync.WaitGroup
-	for _, run := range []func(){
+	runs := []func(){
 		func() { s.leases.run(ctx, 16) },
 		func() { s.nodeRunner.run(ctx, 16) },
 		func() { s.podRunner.run(ctx, 32) },
-	} {
+	}
+	if stages != nil {
+		runs = append(runs, func() { stages.run(ctx) })
+	}
+	for _, run := range runs {
 		wg.Add(1)
 		go func() { defer wg.Done(); run() }()
 	}
 	wg.Wait()
+	others.wait()
 	nodeFactory.Shutdown()
 	podFactory.Shutdown()
 	return nil
+}
+
+// userStages sets up the following of the cluster's Stage objects (if it
+// has the Stage CRD) and of the other kinds they name. The returned watcher
+// is nil without the CRD: then only the built-in stages apply.
+func (s *Simulator) userStages(ctx context.Context, builtin []*stage.Stage, recorder record.EventRecorder) (*otherKinds, *stageWatcher, error) {
+	dyn, err := dynamic.NewForConfig(s.config)
+	if err != nil {
+		return nil, nil, err
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(s.config)
+	if err != nil {
+		return nil, nil, err
+	}
+	cached := memory.NewMemCacheClient(disc)
+	others := newOtherKinds(ctx, dyn, cached, recorder, s.kubeletVersion)
+	if _, err := cached.ServerResourcesForGroupVersion(stagesResource.GroupVersion().String()); err != nil {
+		klog.InfoS("the cluster has no Stage CRD: only built-in stages apply", "set", s.opts.StageSet, "err", err)
+		return others, nil, nil
+	}
+	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
+	watcher, err := newStageWatcher(factory, builtin, recorder, func(all []*stage.Stage) error {
+		s.nodeRunner.setLifecycle(stage.NewLifecycle("", "Node", all))
+		s.podRunner.setLifecycle(stage.NewLifecycle("", "Pod", all))
+		return others.update(all)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	factory.Start(ctx.Done())
+	return others, watcher, nil
 }
 
 func dropManagedFields(obj any) (any, error) {
@@ -270,6 +336,9 @@ func (s *Simulator) nodeChanged(obj any) {
 		return
 	}
 	s.leases.want(node)
+	if s.leases.setStopped(node.Name, Stopped(node)) && !Stopped(node) {
+		s.nodeAcquired(node.Name) // started again: catch up on it and its pods
+	}
 	s.nodeRunner.enqueue(node)
 }
 
@@ -288,7 +357,19 @@ func (s *Simulator) nodeAcquired(name string) {
 // manages reports whether this simulator acts for the named node.
 func (s *Simulator) manages(nodeName string) bool {
 	node, err := s.nodeLister.Get(nodeName)
-	return err == nil && s.nodeFilter(node) && s.leases.holds(nodeName)
+	return err == nil && s.managesNode(node)
+}
+
+// managesNode reports whether this simulator acts for node: it is a
+// candidate, its Lease is ours, and it is not stopped. A stopped node's
+// kubelet is as good as dead: nothing of it or its pods changes.
+func (s *Simulator) managesNode(node *corev1.Node) bool {
+	return s.nodeFilter(node) && !Stopped(node) && s.leases.holds(node.Name)
+}
+
+// Stopped reports whether node is labelled stopped (kubesim node stop).
+func Stopped(node *corev1.Node) bool {
+	return node.Labels[StoppedLabel] == "true"
 }
 
 // occupyAddresses marks the node and pod addresses found in the cache as
@@ -375,4 +456,22 @@ func (s *Simulator) podDeleted(obj any) {
 	if pool != nil {
 		pool.Release(string(pod.UID))
 	}
+}
+
+// SetStopped stops (or starts again) the simulated kubelet of a node by
+// its StoppedLabel; the simulator managing the node does the rest.
+func SetStopped(ctx context.Context, client kubernetes.Interface, node string, stopped bool) error {
+	var value any // null removes the label
+	if stopped {
+		value = "true"
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{StoppedLabel: value}}})
+	if err != nil {
+		return err
+	}
+	_, err = client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch, metav1.PatchOptions{})
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("node %q not found", node)
+	}
+	return err
 }

@@ -21,6 +21,9 @@ import (
 type Stage struct {
 	Name string
 	Spec v1alpha1.StageSpec
+	// Revision tells versions of a stage apart: BuiltinRevision, or a
+	// Stage object's resourceVersion.
+	Revision string
 
 	selector       *selector
 	weightFrom     *gojq.Code
@@ -153,4 +156,9 @@ func normalizeGroup(g string) string {
 		return g[:i]
 	}
 	return g
+}
+
+// GroupKind is the group (core: "") and kind the stage applies to.
+func (s *Stage) GroupKind() (group, kind string) {
+	return normalizeGroup(s.Spec.ResourceRef.APIGroup), s.Spec.ResourceRef.Kind
 }

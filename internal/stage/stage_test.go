@@ -25,7 +25,12 @@ func obj(t *testing.T, y string) map[string]any {
 
 func builtinLifecycle(t *testing.T, kind string) *Lifecycle {
 	t.Helper()
-	stages, err := Builtin()
+	return setLifecycle(t, "fast", kind)
+}
+
+func setLifecycle(t *testing.T, set, kind string) *Lifecycle {
+	t.Helper()
+	stages, err := Builtin(set)
 	if err != nil {
 		t.Fatal(err)
 	}

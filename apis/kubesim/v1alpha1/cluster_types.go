@@ -3,6 +3,8 @@ package v1alpha1
 import (
 	"fmt"
 	"net"
+	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,6 +48,11 @@ type Cluster struct {
 	// stamped from; empty means kubesim's default node.
 	NodeTemplate string `json:"nodeTemplate,omitempty"`
 
+	// Stages is the built-in stage set the kubelet simulator runs: fast
+	// (the default: no delays) or realistic (pods go through creation and
+	// init containers with delays and jitter). Stage objects add to it.
+	Stages string `json:"stages,omitempty"`
+
 	// DisableKubeletSim leaves the built-in kubelet simulator out, for a
 	// control plane whose nodes are simulated from elsewhere.
 	DisableKubeletSim bool `json:"disableKubeletSim,omitempty"`
@@ -75,7 +82,14 @@ type NodeLifecycle struct {
 	NodeMonitorGracePeriod *metav1.Duration `json:"nodeMonitorGracePeriod,omitempty"`
 	// NodeStartupGracePeriod is how long a new node may take to become Ready.
 	NodeStartupGracePeriod *metav1.Duration `json:"nodeStartupGracePeriod,omitempty"`
+	// PodEvictionToleration is how long pods stay on a NotReady or
+	// unreachable node before taint-based eviction: the tolerations the
+	// API server gives pods that set none (upstream: 300s). Whole seconds.
+	PodEvictionToleration *metav1.Duration `json:"podEvictionToleration,omitempty"`
 }
+
+// StageSets are the built-in stage sets, the first the default.
+var StageSets = []string{"fast", "realistic"}
 
 // Scheduler tunes kube-scheduler.
 type Scheduler struct {
@@ -130,6 +144,10 @@ func (c *Cluster) SetDefaults() {
 	setDuration(&nl.NodeMonitorPeriod, 5*time.Second)
 	setDuration(&nl.NodeMonitorGracePeriod, 50*time.Second)
 	setDuration(&nl.NodeStartupGracePeriod, 60*time.Second)
+	setDuration(&nl.PodEvictionToleration, 300*time.Second)
+	if c.Stages == "" {
+		c.Stages = StageSets[0]
+	}
 }
 
 func setDuration(d **metav1.Duration, def time.Duration) {
@@ -189,6 +207,12 @@ func (c *Cluster) Validate() error {
 			return fmt.Errorf("%s: must be a positive duration such as 5s, got %s", d.field, d.value.Duration)
 		}
 	}
+	if d := nl.PodEvictionToleration.Duration; d < 0 || d%time.Second != 0 {
+		return fmt.Errorf("nodeLifecycle.podEvictionToleration: must be whole seconds such as 30s (0 evicts at once), got %s", d)
+	}
+	if !slices.Contains(StageSets, c.Stages) {
+		return fmt.Errorf("stages: %q is not a stage set; use one of %s", c.Stages, strings.Join(StageSets, ", "))
+	}
 	if nl.NodeMonitorGracePeriod.Duration <= nl.NodeMonitorPeriod.Duration {
 		return fmt.Errorf("nodeLifecycle.nodeMonitorGracePeriod: %s must be longer than nodeLifecycle.nodeMonitorPeriod %s",
 			nl.NodeMonitorGracePeriod.Duration, nl.NodeMonitorPeriod.Duration)
@@ -210,7 +234,7 @@ func ValidateName(name string) error {
 func (c *Cluster) DeepCopy() *Cluster {
 	out := *c
 	nl := &out.NodeLifecycle
-	for _, d := range []**metav1.Duration{&nl.NodeMonitorPeriod, &nl.NodeMonitorGracePeriod, &nl.NodeStartupGracePeriod} {
+	for _, d := range []**metav1.Duration{&nl.NodeMonitorPeriod, &nl.NodeMonitorGracePeriod, &nl.NodeStartupGracePeriod, &nl.PodEvictionToleration} {
 		if *d != nil {
 			v := **d
 			*d = &v

@@ -1,5 +1,3 @@
-// Package v1alpha1 holds the Stage API, group kwok.x-k8s.io, schema-compatible
-// with KWOK's Stage so manifests written for KWOK apply unchanged.
 package v1alpha1
 
 import (
@@ -16,6 +14,11 @@ const (
 
 // Stage says: for objects of a kind that match a selector, after a delay,
 // apply a change (status, finalizers, deletion, an event).
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster
+// +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.resourceRef.kind`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Stage struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -23,6 +26,8 @@ type Stage struct {
 }
 
 // StageList is a list of Stages.
+//
+// +kubebuilder:object:root=true
 type StageList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
@@ -37,6 +42,7 @@ type StageSpec struct {
 	Selector *StageSelector `json:"selector,omitempty"`
 	// Weight decides among several matching stages: each is chosen with
 	// probability weight/sum. Zero counts as the lowest choice.
+	// +kubebuilder:validation:Minimum=0
 	Weight int `json:"weight,omitempty"`
 	// WeightFrom reads the weight from the object, overriding Weight.
 	WeightFrom *ExpressionFromSource `json:"weightFrom,omitempty"`
@@ -52,7 +58,8 @@ type StageSpec struct {
 // StageResourceRef is a kind in an API group ("v1" or "" for the core group).
 type StageResourceRef struct {
 	APIGroup string `json:"apiGroup,omitempty"`
-	Kind     string `json:"kind"`
+	// +kubebuilder:validation:MinLength=1
+	Kind string `json:"kind"`
 }
 
 // StageSelector matches objects by labels, annotations and jq expressions.
@@ -66,12 +73,14 @@ type StageSelector struct {
 // object with Values.
 type SelectorRequirement struct {
 	// Key is a jq expression, such as .status.phase.
+	// +kubebuilder:validation:MinLength=1
 	Key      string           `json:"key"`
 	Operator SelectorOperator `json:"operator"`
 	Values   []string         `json:"values,omitempty"`
 }
 
 // SelectorOperator is how a SelectorRequirement compares.
+// +kubebuilder:validation:Enum=In;NotIn;Exists;DoesNotExist
 type SelectorOperator string
 
 // The operators of a SelectorRequirement.
@@ -90,8 +99,10 @@ type ExpressionFromSource struct {
 // StageDelay is the wait before a stage applies: DurationMilliseconds, or,
 // with JitterDurationMilliseconds, a time drawn evenly between the two.
 type StageDelay struct {
-	DurationMilliseconds       *int64                `json:"durationMilliseconds,omitempty"`
-	DurationFrom               *ExpressionFromSource `json:"durationFrom,omitempty"`
+	// +kubebuilder:validation:Minimum=0
+	DurationMilliseconds *int64                `json:"durationMilliseconds,omitempty"`
+	DurationFrom         *ExpressionFromSource `json:"durationFrom,omitempty"`
+	// +kubebuilder:validation:Minimum=0
 	JitterDurationMilliseconds *int64                `json:"jitterDurationMilliseconds,omitempty"`
 	JitterDurationFrom         *ExpressionFromSource `json:"jitterDurationFrom,omitempty"`
 }
@@ -111,6 +122,7 @@ type StageNext struct {
 
 // StageEvent is an Event to record on the object.
 type StageEvent struct {
+	// +kubebuilder:validation:Enum=Normal;Warning
 	Type    string `json:"type,omitempty"`
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
@@ -142,6 +154,7 @@ type StagePatch struct {
 }
 
 // StagePatchType is the kind of patch.
+// +kubebuilder:validation:Enum=json;merge;strategic
 type StagePatchType string
 
 // The patch types.

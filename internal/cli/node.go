@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubesim/kubesim/internal/cluster"
+	"github.com/kubesim/kubesim/internal/kubeletsim"
+)
+
+func newNodeCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "node", Short: "Fail simulated nodes on purpose, and bring them back"}
+	cmd.AddCommand(
+		newNodeStateCommand("stop", true,
+			"Stop the kubelets of nodes: no Lease renewals or status, so the control plane marks them NotReady and evicts their pods",
+			"stopped (NotReady once the node-monitor grace period passes; label "+kubeletsim.StoppedLabel+"=true)"),
+		newNodeStateCommand("start", false,
+			"Start the kubelets of stopped nodes again: they renew their Leases and report Ready",
+			"started"),
+	)
+	return cmd
+}
+
+func newNodeStateCommand(verb string, stopped bool, short, done string) *cobra.Command {
+	f := &clusterFlags{}
+	cmd := &cobra.Command{
+		Use:   verb + " NODE...",
+		Short: short,
+		Args:  cobra.MinimumNArgs(1),
+		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, nodes []string) error {
+			client, err := p.Client(f.name)
+			if err != nil {
+				return err
+			}
+			for _, node := range nodes {
+				if err := kubeletsim.SetStopped(cmd.Context(), client, node, stopped); err != nil {
+					return fmt.Errorf("node %s: %w", verb, err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "node/%s %s\n", node, done)
+			}
+			return nil
+		}),
+	}
+	f.add(cmd)
+	return cmd
+}

@@ -1,0 +1,207 @@
+package kubeletsim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"text/template"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"github.com/kubesim/kubesim/internal/stage"
+)
+
+// otherKinds runs a stage runner for each kind besides Node and Pod that
+// some stage names (a PersistentVolumeClaim, a custom resource…): started
+// when the first such stage appears, stopped when the last one goes.
+type otherKinds struct {
+	ctx       context.Context
+	dynamic   dynamic.Interface
+	discovery discovery.DiscoveryInterface
+	mapper    *restmapper.DeferredDiscoveryRESTMapper
+	recorder  record.EventRecorder
+	version   func() string
+
+	mu      sync.Mutex
+	running map[schema.GroupKind]*otherKind
+	wg      sync.WaitGroup
+}
+
+func newOtherKinds(ctx context.Context, dyn dynamic.Interface, disc discovery.CachedDiscoveryInterface,
+	recorder record.EventRecorder, version func() string) *otherKinds {
+	return &otherKinds{
+		ctx:       ctx,
+		dynamic:   dyn,
+		discovery: disc,
+		mapper:    restmapper.NewDeferredDiscoveryRESTMapper(disc),
+		recorder:  recorder,
+		version:   version,
+		running:   map[schema.GroupKind]*otherKind{},
+	}
+}
+
+// update gives every kind its stages. Kinds the API server does not serve
+// (yet: a CRD still being established) are an error, so the caller retries.
+func (o *otherKinds) update(stages []*stage.Stage) error {
+	wanted := map[schema.GroupKind]bool{}
+	for _, s := range stages {
+		group, kind := s.GroupKind()
+		gk := schema.GroupKind{Group: group, Kind: kind}
+		if gk.Group == "" && (gk.Kind == "Node" || gk.Kind == "Pod") {
+			continue
+		}
+		wanted[gk] = true
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for gk, k := range o.running {
+		if !wanted[gk] {
+			k.cancel()
+			delete(o.running, gk)
+			klog.InfoS("no stages left for kind; stopped following it", "kind", gk)
+		}
+	}
+	var errs []error
+	for gk := range wanted {
+		lifecycle := stage.NewLifecycle(gk.Group, gk.Kind, stages)
+		if k, ok := o.running[gk]; ok {
+			k.runner.setLifecycle(lifecycle)
+			continue
+		}
+		k, err := o.start(gk, lifecycle)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		o.running[gk] = k
+	}
+	return errors.Join(errs...)
+}
+
+func (o *otherKinds) start(gk schema.GroupKind, lifecycle *stage.Lifecycle) (*otherKind, error) {
+	mapping, err := o.mapper.RESTMapping(gk)
+	if meta.IsNoMatchError(err) {
+		o.mapper.Reset() // a CRD may have arrived since discovery was cached
+		mapping, err = o.mapper.RESTMapping(gk)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stages for kind %s: %w", gk, err)
+	}
+	gvr := mapping.Resource
+	k := &otherKind{
+		kind:         gk.Kind,
+		client:       o.dynamic.Resource(gvr),
+		hasStatus:    o.hasStatus(gvr),
+		version:      o.version,
+		defaultPatch: types.MergePatchType,
+	}
+	if scheme.Scheme.Recognizes(mapping.GroupVersionKind) {
+		k.defaultPatch = types.StrategicMergePatchType
+	}
+	k.informer = dynamicinformer.NewFilteredDynamicInformer(o.dynamic, gvr, metav1.NamespaceAll, 0,
+		cache.Indexers{}, nil).Informer()
+	if err := k.informer.SetTransform(dropManagedFields); err != nil {
+		return nil, err
+	}
+	k.runner = newRunner(k, lifecycle, o.recorder)
+	if _, err := k.informer.AddEventHandler(k.runner.handler(nil)); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(o.ctx)
+	k.cancel = cancel
+	o.wg.Add(2)
+	go func() { defer o.wg.Done(); k.informer.Run(ctx.Done()) }()
+	go func() {
+		defer o.wg.Done()
+		if cache.WaitForCacheSync(ctx.Done(), k.informer.HasSynced) {
+			k.runner.run(ctx, 4)
+		}
+	}()
+	klog.InfoS("following kind for its stages", "kind", gk, "resource", gvr)
+	return k, nil
+}
+
+// hasStatus reports whether the resource has a status subresource; if not,
+// status templates patch the object itself.
+func (o *otherKinds) hasStatus(gvr schema.GroupVersionResource) bool {
+	list, err := o.discovery.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	if err != nil {
+		return true // the usual case; a failed patch will say so
+	}
+	return slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool {
+		return r.Name == gvr.Resource+"/status"
+	})
+}
+
+// wait returns once every kind's runner has stopped.
+func (o *otherKinds) wait() { o.wg.Wait() }
+
+// otherKind is how the stage runner reads and changes objects of a kind
+// it knows only through the dynamic client.
+type otherKind struct {
+	kind         string
+	client       dynamic.NamespaceableResourceInterface
+	hasStatus    bool
+	defaultPatch types.PatchType
+	version      func() string
+	informer     cache.SharedIndexInformer
+	runner       *runner
+	cancel       context.CancelFunc
+}
+
+func (k *otherKind) name() string { return k.kind }
+
+func (k *otherKind) get(key string) (runtime.Object, bool) {
+	obj, ok, err := k.informer.GetIndexer().GetByKey(key)
+	if err != nil || !ok {
+		return nil, false
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	return u, ok
+}
+
+// managed: every object of the kind; a stage for it is the user's ask.
+func (k *otherKind) managed(runtime.Object) bool { return true }
+
+func (k *otherKind) keys() []string { return k.informer.GetIndexer().ListKeys() }
+
+func (k *otherKind) funcs(runtime.Object) template.FuncMap {
+	return template.FuncMap{"Version": k.version}
+}
+
+func (k *otherKind) patch(ctx context.Context, obj runtime.Object, p stage.Patch) (runtime.Object, error) {
+	u := obj.(*unstructured.Unstructured)
+	subresources := subresources(p)
+	if p.Subresource == "status" && !k.hasStatus {
+		subresources = nil
+	}
+	return k.client.Namespace(u.GetNamespace()).Patch(ctx, u.GetName(), patchType(p, k.defaultPatch), p.Data,
+		metav1.PatchOptions{}, subresources...)
+}
+
+func (k *otherKind) remove(ctx context.Context, obj runtime.Object) error {
+	u := obj.(*unstructured.Unstructured)
+	err := k.client.Namespace(u.GetNamespace()).Delete(ctx, u.GetName(), metav1.DeleteOptions{
+		Preconditions: metav1.NewUIDPreconditions(string(u.GetUID())),
+	})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,128 @@
+package kubeletsim
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/kubesim/kubesim/apis/kwok/v1alpha1"
+	"github.com/kubesim/kubesim/internal/stage"
+)
+
+// stagesResource is where the cluster's Stage objects live.
+var stagesResource = schema.GroupVersionResource{Group: v1alpha1.GroupName, Version: v1alpha1.Version, Resource: "stages"}
+
+// stageWatcher follows the cluster's Stage objects and, whenever they
+// change, hands the simulator the built-in stages with the user's laid
+// over them. Changes in a burst (kubectl apply -f dir/) coalesce into one
+// rebuild: the queue holds a single key.
+type stageWatcher struct {
+	builtin  []*stage.Stage
+	informer cache.SharedIndexInformer
+	recorder record.EventRecorder
+	apply    func([]*stage.Stage) error
+	queue    workqueue.TypedRateLimitingInterface[string]
+
+	mu     sync.Mutex
+	warned map[string]string // stage name → the resourceVersion reported broken
+}
+
+const rebuildKey = "stages"
+
+func newStageWatcher(factory dynamicinformer.DynamicSharedInformerFactory, builtin []*stage.Stage,
+	recorder record.EventRecorder, apply func([]*stage.Stage) error) (*stageWatcher, error) {
+	w := &stageWatcher{
+		builtin:  builtin,
+		informer: factory.ForResource(stagesResource).Informer(),
+		recorder: recorder,
+		apply:    apply,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 30*time.Second),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "stages"}),
+		warned: map[string]string{},
+	}
+	_, err := w.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { w.queue.Add(rebuildKey) },
+		UpdateFunc: func(any, any) { w.queue.Add(rebuildKey) },
+		DeleteFunc: func(any) { w.queue.Add(rebuildKey) },
+	})
+	return w, err
+}
+
+func (w *stageWatcher) run(ctx context.Context) {
+	go func() {
+		<-ctx.Done()
+		w.queue.ShutDown()
+	}()
+	for {
+		key, quit := w.queue.Get()
+		if quit {
+			return
+		}
+		if err := w.apply(w.stages()); err != nil {
+			klog.ErrorS(err, "applying stages; retrying")
+			w.queue.AddRateLimited(key)
+		} else {
+			w.queue.Forget(key)
+		}
+		w.queue.Done(key)
+	}
+}
+
+// stages compiles the user's Stages over the built-in ones. A Stage that
+// does not compile is left out, reported once per version by a log line
+// and a Warning Event on it.
+func (w *stageWatcher) stages() []*stage.Stage {
+	var user []*stage.Stage
+	objs := w.informer.GetStore().List()
+	sort.Slice(objs, func(i, j int) bool {
+		return objs[i].(*unstructured.Unstructured).GetName() < objs[j].(*unstructured.Unstructured).GetName()
+	})
+	for _, obj := range objs {
+		u := obj.(*unstructured.Unstructured)
+		compiled, err := compileStage(u)
+		if err != nil {
+			w.warnOnce(u, err)
+			continue
+		}
+		user = append(user, compiled)
+	}
+	return stage.Merge(w.builtin, user)
+}
+
+func compileStage(u *unstructured.Unstructured) (*stage.Stage, error) {
+	s := &v1alpha1.Stage{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, s); err != nil {
+		return nil, fmt.Errorf("stage %s: %w", u.GetName(), err)
+	}
+	compiled, err := stage.Compile(s)
+	if err != nil {
+		return nil, err
+	}
+	compiled.Revision = u.GetResourceVersion()
+	return compiled, nil
+}
+
+func (w *stageWatcher) warnOnce(u *unstructured.Unstructured, err error) {
+	w.mu.Lock()
+	seen := w.warned[u.GetName()] == u.GetResourceVersion()
+	w.warned[u.GetName()] = u.GetResourceVersion()
+	w.mu.Unlock()
+	if seen {
+		return
+	}
+	klog.ErrorS(err, "stage left out", "stage", u.GetName())
+	w.recorder.Event(u, corev1.EventTypeWarning, "StageInvalid", err.Error())
+}
