@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 )
 
@@ -352,8 +353,30 @@ func TestKubeletSimInExternalCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sim := exec.Command(binary, "kubelet-sim", "--kubeconfig", filepath.Join(e.clusterDir("bare"), "kubeconfig"),
-		"--holder", "external-test")
+	// deploy/ installs in any cluster; the simulator then runs with exactly
+	// its ServiceAccount's rights (impersonated here, as no image runs).
+	e.must("kubectl", "apply", "-k", filepath.Join("..", "..", "deploy"))
+	if out := e.must("kubectl", "get", "stages", "-o", "name").stdout; strings.Count(out, "stage.kwok.x-k8s.io/") != 10 {
+		t.Errorf("deploy/ applied these stages, want the 10 of the fast set:\n%s", out)
+	}
+	e.apply(`
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: tag-running}
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - {key: '.status.phase', operator: In, values: [Running]}
+    - {key: '.status.conditions[]? | select(.type == "example.com/Tagged") | .status', operator: DoesNotExist}
+  weight: 10
+  next:
+    statusTemplate: |
+      conditions:
+      - {type: example.com/Tagged, status: "True"}
+`)
+	sim := exec.Command(binary, "kubelet-sim", "--kubeconfig", impersonating(t, filepath.Join(e.clusterDir("bare"), "kubeconfig"),
+		"system:serviceaccount:kubesim-system:kubelet-sim"), "--holder", "external-test")
 	sim.Stdout, sim.Stderr = os.Stderr, os.Stderr
 	if err := sim.Start(); err != nil {
 		t.Fatal(err)
@@ -380,6 +403,12 @@ func TestKubeletSimInExternalCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPhase(t, client, "on-fake", corev1.PodRunning)
+	eventually(t, 30*time.Second, "user stage applied by the external simulator", func() error {
+		if conditionStatus(getPod(t, client, "on-fake"), "example.com/Tagged") != "True" {
+			return errors.New("not tagged")
+		}
+		return nil
+	})
 	real, err := client.CoreV1().Nodes().Get(ctx, "real-one", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -393,6 +422,23 @@ func TestKubeletSimInExternalCluster(t *testing.T) {
 	if _, err := client.CoordinationV1().Leases("kube-node-lease").Get(ctx, "real-one", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a lease exists for the unmanaged node: %v", err)
 	}
+}
+
+// impersonating writes a copy of kubeconfig whose user acts as user.
+func impersonating(t *testing.T, kubeconfig, user string) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, auth := range cfg.AuthInfos {
+		auth.Impersonate = user
+	}
+	out := filepath.Join(t.TempDir(), "impersonating.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func deployment(name string, replicas int32) *appsv1.Deployment {

@@ -1,0 +1,658 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+)
+
+// apply writes manifest to a file and applies it with kubesim's kubectl.
+func (e *env) apply(manifest string) {
+	e.t.Helper()
+	f := filepath.Join(e.t.TempDir(), "manifest.yaml")
+	writeFile(e.t, f, []byte(manifest))
+	e.must("kubectl", "apply", "-f", f)
+}
+
+// TestUserStages: Stages applied with kubectl shape lifecycles at once —
+// delays, templates, finalizers, deletion, chains, other kinds — and bad
+// ones are refused or reported without disturbing anything else.
+func TestUserStages(t *testing.T) {
+	e := newEnv(t)
+	e.must("create", "cluster", "--name", "stages", "--nodes", "3",
+		"--node-monitor-grace-period", "10s", "--pod-eviction-toleration", "2s")
+	client := e.client()
+
+	t.Run("invalid stages are refused", func(t *testing.T) {
+		e.t = t
+		for field, spec := range map[string]string{
+			"spec.selector.matchExpressions[0].operator": `{resourceRef: {apiGroup: v1, kind: Pod}, selector: {matchExpressions: [{key: .status.phase, operator: Near, values: [x]}]}, next: {}}`,
+			"spec.resourceRef.kind":                      `{resourceRef: {apiGroup: v1}, next: {}}`,
+			"spec.delay.durationMilliseconds":            `{resourceRef: {kind: Pod}, delay: {durationMilliseconds: -5}, next: {}}`,
+		} {
+			f := filepath.Join(t.TempDir(), "bad.yaml")
+			writeFile(t, f, []byte("apiVersion: kwok.x-k8s.io/v1alpha1\nkind: Stage\nmetadata: {name: bad}\nspec: "+spec+"\n"))
+			e.fails(field, "kubectl", "apply", "-f", f)
+		}
+	})
+
+	t.Run("a stage that does not compile is reported on it", func(t *testing.T) {
+		e.t = t
+		e.apply(`
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: bad-jq}
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector: {matchExpressions: [{key: '.metadata.labels[', operator: Exists}]}
+  next: {statusTemplate: "phase: Failed"}
+`)
+		waitEvent(t, client, "", "bad-jq", "StageInvalid", "spec.selector.matchExpressions[0].key")
+		e.must("kubectl", "delete", "stage", "bad-jq")
+	})
+
+	t.Run("delay, jitter, label selection, custom condition and a chain", func(t *testing.T) {
+		e.t = t
+		e.apply(`
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: slow-start}
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - {key: '.metadata.labels.speed', operator: In, values: [slow]}
+    - {key: '.metadata.deletionTimestamp', operator: DoesNotExist}
+    - {key: '.status.phase', operator: In, values: [Pending]}
+  weight: 10
+  delay: {durationMilliseconds: 3000, jitterDurationMilliseconds: 5000}
+  immediateNextStage: true
+  next:
+    statusTemplate: |
+      phase: Running
+      startTime: {{ Now | Quote }}
+      podIP: {{ PodIP | Quote }}
+      conditions:
+      - type: Ready
+        status: "True"
+        lastTransitionTime: {{ Now | Quote }}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: mark-checked}
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchLabels: {speed: slow}
+    matchExpressions:
+    - {key: '.status.phase', operator: In, values: [Running]}
+    - {key: '.status.conditions[]? | select(.type == "example.com/Checked") | .status', operator: NotIn, values: ["True"]}
+  weight: 10
+  next:
+    statusTemplate: |
+      conditions:
+      - type: example.com/Checked
+        status: "True"
+        reason: ChainedStage
+        lastTransitionTime: {{ Now | Quote }}
+`)
+		slow := testPod("slow-1")
+		slow.Labels = map[string]string{"speed": "slow"}
+		createPod(t, client, slow)
+		createPod(t, client, testPod("plain-1"))
+		waitPhase(t, client, "plain-1", corev1.PodRunning)
+		if p := getPod(t, client, "slow-1"); p.Status.Phase != corev1.PodPending {
+			t.Errorf("slow pod is %s when the unlabelled one runs; want Pending for 3-8s", p.Status.Phase)
+		}
+		var p *corev1.Pod
+		eventually(t, 30*time.Second, "slow pod Running and checked", func() error {
+			p = getPod(t, client, "slow-1")
+			if p.Status.Phase != corev1.PodRunning || conditionStatus(p, "example.com/Checked") != "True" {
+				return fmt.Errorf("phase %s, conditions %v", p.Status.Phase, p.Status.Conditions)
+			}
+			return nil
+		})
+		if p.Status.StartTime == nil {
+			t.Fatal("no startTime")
+		}
+		// Both times have whole seconds: a 3-8s delay shows as 3-9s.
+		if d := p.Status.StartTime.Sub(p.CreationTimestamp.Time); d < 3*time.Second || d > 9*time.Second {
+			t.Errorf("slow pod started %s after creation; want 3-8s", d)
+		}
+		if p.Status.PodIP == "" {
+			t.Error("PodIP helper gave no address")
+		}
+		if conditionStatus(getPod(t, client, "plain-1"), "example.com/Checked") != "" {
+			t.Error("unlabelled pod got the chained condition")
+		}
+	})
+
+	t.Run("finalizers added and removed, with an event", func(t *testing.T) {
+		e.t = t
+		e.apply(`
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: hold-finalizer}
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchLabels: {fin: hold}
+    matchExpressions:
+    - {key: '.metadata.deletionTimestamp', operator: DoesNotExist}
+    - {key: '.metadata.finalizers[]?', operator: NotIn, values: [example.com/hold]}
+  weight: 10
+  next:
+    finalizers: {add: [{value: example.com/hold}]}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: release-finalizer}
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - {key: '.metadata.deletionTimestamp', operator: Exists}
+    - {key: '.metadata.finalizers[]?', operator: In, values: [example.com/hold]}
+  weight: 10
+  next:
+    event: {type: Normal, reason: Released, message: finalizer released}
+    finalizers: {remove: [{value: example.com/hold}]}
+`)
+		p := testPod("fin-1")
+		p.Labels = map[string]string{"fin": "hold"}
+		createPod(t, client, p)
+		eventually(t, 30*time.Second, "finalizer added and pod Running", func() error {
+			p := getPod(t, client, "fin-1")
+			if len(p.Finalizers) != 1 || p.Finalizers[0] != "example.com/hold" || p.Status.Phase != corev1.PodRunning {
+				return fmt.Errorf("finalizers %v, phase %s", p.Finalizers, p.Status.Phase)
+			}
+			return nil
+		})
+		if err := client.CoreV1().Pods("default").Delete(context.Background(), "fin-1", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitGone(t, client, "fin-1")
+		waitEvent(t, client, "default", "fin-1", "Released", "finalizer released")
+	})
+
+	t.Run("a delete stage removes objects", func(t *testing.T) {
+		e.t = t
+		e.apply(`
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: doom}
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchLabels: {doomed: "true"}
+    matchExpressions: [{key: '.status.phase', operator: In, values: [Running]}]
+  weight: 10
+  next: {delete: true}
+`)
+		p := testPod("doomed-1")
+		p.Labels = map[string]string{"doomed": "true"}
+		createPod(t, client, p)
+		waitGone(t, client, "doomed-1")
+	})
+
+	t.Run("a broken template warns and disturbs nothing else; deleting it heals", func(t *testing.T) {
+		e.t = t
+		e.apply(`
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: broken}
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchLabels: {broken: "true"}
+    matchExpressions: [{key: '.status.phase', operator: In, values: [Pending]}]
+  weight: 10
+  next:
+    statusTemplate: 'phase: {{ fail "deliberately broken" }}'
+`)
+		p := testPod("broken-1")
+		p.Labels = map[string]string{"broken": "true"}
+		createPod(t, client, p)
+		createPod(t, client, testPod("fine-1"))
+		waitPhase(t, client, "fine-1", corev1.PodRunning)
+		waitEvent(t, client, "default", "broken-1", "StageFailed", "deliberately broken")
+		if p := getPod(t, client, "broken-1"); p.Status.Phase != corev1.PodPending {
+			t.Fatalf("pod of the broken stage is %s", p.Status.Phase)
+		}
+		e.must("kubectl", "delete", "stage", "broken")
+		waitPhase(t, client, "broken-1", corev1.PodRunning)
+	})
+
+	t.Run("a user stage replaces the built-in of its name until deleted", func(t *testing.T) {
+		e.t = t
+		e.apply(`
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: pod-ready}
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - {key: '.metadata.deletionTimestamp', operator: DoesNotExist}
+    - {key: '.status.phase', operator: In, values: [Pending]}
+  next:
+    statusTemplate: |
+      phase: Running
+      conditions:
+      - {type: Ready, status: "True"}
+      - {type: example.com/Replaced, status: "True"}
+`)
+		createPod(t, client, testPod("replaced-1"))
+		waitPhase(t, client, "replaced-1", corev1.PodRunning)
+		if conditionStatus(getPod(t, client, "replaced-1"), "example.com/Replaced") != "True" {
+			t.Error("the user's pod-ready did not run")
+		}
+		e.must("kubectl", "delete", "stage", "pod-ready")
+		// The built-in is back once a new pod gets an IP from it.
+		eventually(t, 30*time.Second, "built-in pod-ready back", func() error {
+			name := fmt.Sprintf("builtin-%d", time.Now().UnixNano())
+			createPod(t, client, testPod(name))
+			waitPhase(t, client, name, corev1.PodRunning)
+			if p := getPod(t, client, name); conditionStatus(p, "example.com/Replaced") != "" || p.Status.PodIP == "" {
+				return errors.New("still the user's stage")
+			}
+			return nil
+		})
+	})
+
+	t.Run("stages for a Service and a custom resource", func(t *testing.T) {
+		e.t = t
+		e.apply(`
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets, singular: widget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: widget-ready}
+spec:
+  resourceRef: {apiGroup: example.com, kind: Widget}
+  selector:
+    matchExpressions: [{key: '.status.ready', operator: DoesNotExist}]
+  next:
+    statusTemplate: |
+      ready: true
+      size: {{ .spec.size }}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: service-load-balancer}
+spec:
+  resourceRef: {apiGroup: v1, kind: Service}
+  selector:
+    matchExpressions:
+    - {key: '.spec.type', operator: In, values: [LoadBalancer]}
+    - {key: '.status.loadBalancer.ingress', operator: DoesNotExist}
+  next:
+    statusTemplate: |
+      loadBalancer:
+        ingress:
+        - ip: 192.0.2.10
+`)
+		e.must("kubectl", "create", "service", "loadbalancer", "web", "--tcp=80:80")
+		eventually(t, 30*time.Second, "LoadBalancer ingress", func() error {
+			svc, err := client.CoreV1().Services("default").Get(context.Background(), "web", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if ing := svc.Status.LoadBalancer.Ingress; len(ing) != 1 || ing[0].IP != "192.0.2.10" {
+				return fmt.Errorf("ingress %v", ing)
+			}
+			return nil
+		})
+		// The CRD may still be settling: apply until the kind is served.
+		eventually(t, 30*time.Second, "widget created", func() error {
+			f := filepath.Join(t.TempDir(), "widget.yaml")
+			writeFile(t, f, []byte("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1, namespace: default}\nspec: {size: 3}\n"))
+			if r := e.run("kubectl", "apply", "-f", f); r.code != 0 {
+				return errors.New(r.stderr)
+			}
+			return nil
+		})
+		eventually(t, 30*time.Second, "widget ready", func() error {
+			out := e.must("kubectl", "get", "widget", "w1", "-o", "jsonpath={.status.ready}/{.status.size}").stdout
+			if out != "true/3" {
+				return fmt.Errorf("status %q", out)
+			}
+			return nil
+		})
+	})
+
+	t.Run("chaos stages: node not ready, crash loop, failed pod", func(t *testing.T) {
+		e.t = t
+		e.must("kubectl", "label", "node", "node-000002", "chaos.kubesim.io/node=not-ready")
+		waitNode(t, client, "node-000002", corev1.ConditionFalse)
+		e.must("kubectl", "label", "node", "node-000002", "chaos.kubesim.io/node-")
+		waitNode(t, client, "node-000002", corev1.ConditionTrue)
+
+		crash := testPod("crash-1")
+		crash.Labels = map[string]string{"chaos.kubesim.io/pod": "crash-loop"}
+		crash.Annotations = map[string]string{"chaos.kubesim.io/restart-delay": "500ms", "chaos.kubesim.io/delay": "500ms"}
+		createPod(t, client, crash)
+		eventually(t, 30*time.Second, "restarts counted", func() error {
+			p := getPod(t, client, "crash-1")
+			if len(p.Status.ContainerStatuses) != 1 || p.Status.ContainerStatuses[0].RestartCount < 2 {
+				return fmt.Errorf("container statuses %v", p.Status.ContainerStatuses)
+			}
+			if p.Status.ContainerStatuses[0].LastTerminationState.Terminated == nil {
+				return errors.New("no last termination state")
+			}
+			return nil
+		})
+		out := e.must("kubectl", "get", "pod", "crash-1").stdout
+		if !strings.Contains(out, "CrashLoopBackOff") && !strings.Contains(out, "Running") {
+			t.Errorf("kubectl shows %q", out)
+		}
+
+		failed := testPod("failed-1")
+		failed.Labels = map[string]string{"chaos.kubesim.io/pod": "failed"}
+		createPod(t, client, failed)
+		waitPhase(t, client, "failed-1", corev1.PodFailed)
+	})
+
+	t.Run("node stop: NotReady, pods evicted and rescheduled; start: Ready", func(t *testing.T) {
+		e.t = t
+		e.fails(`node "nope" not found`, "node", "stop", "--name", "stages", "nope")
+		d := deployment("victim", 2)
+		if _, err := client.AppsV1().Deployments("default").Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitPods(t, client, "app=victim", 2)
+		pods := runningPods(t, client, "app=victim")
+		node := pods[0].Spec.NodeName
+		e.must("node", "stop", "--name", "stages", node)
+		waitNode(t, client, node, corev1.ConditionUnknown)
+		eventually(t, 60*time.Second, "pods rescheduled off the stopped node", func() error {
+			running := 0
+			for _, p := range runningPods(t, client, "app=victim") {
+				if p.Spec.NodeName == node && p.DeletionTimestamp == nil {
+					return fmt.Errorf("pod %s still on %s", p.Name, node)
+				}
+				if p.Spec.NodeName != node && podReady(&p) {
+					running++
+				}
+			}
+			if running != 2 {
+				return fmt.Errorf("%d pods running elsewhere", running)
+			}
+			return nil
+		})
+		e.must("node", "start", "--name", "stages", node)
+		waitNode(t, client, node, corev1.ConditionTrue)
+		eventually(t, 60*time.Second, "evicted pod gone and node untainted", func() error {
+			for _, p := range runningPods(t, client, "app=victim") {
+				if p.Spec.NodeName == node {
+					return fmt.Errorf("pod %s still on %s", p.Name, node)
+				}
+			}
+			n, err := client.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if len(n.Spec.Taints) > 0 {
+				return fmt.Errorf("taints %v", n.Spec.Taints)
+			}
+			return nil
+		})
+	})
+}
+
+// TestRealisticStages: the realistic set takes pods through container
+// creation with delays before they run.
+func TestRealisticStages(t *testing.T) {
+	e := newEnv(t)
+	e.fails(`stages: "slow" is not a stage set`, "create", "cluster", "--name", "bad", "--stages", "slow")
+	e.must("create", "cluster", "--name", "real", "--nodes", "1", "--stages", "realistic")
+	client := e.client()
+	p := testPod("init-1")
+	p.Spec.InitContainers = []corev1.Container{{Name: "setup", Image: "busybox"}}
+	createPod(t, client, p)
+	eventually(t, 30*time.Second, "containers waiting while the pod initializes", func() error {
+		p := getPod(t, client, "init-1")
+		if p.Status.Phase != corev1.PodPending || len(p.Status.ContainerStatuses) != 1 || p.Status.ContainerStatuses[0].State.Waiting == nil {
+			return fmt.Errorf("phase %s, containers %v", p.Status.Phase, p.Status.ContainerStatuses)
+		}
+		return nil
+	})
+	waitPhase(t, client, "init-1", corev1.PodRunning)
+	got := getPod(t, client, "init-1")
+	if got.Status.InitContainerStatuses[0].State.Terminated == nil || !podReady(got) {
+		t.Errorf("running pod: init %v, ready %v", got.Status.InitContainerStatuses, podReady(got))
+	}
+	if d := got.Status.StartTime.Sub(got.CreationTimestamp.Time); d < time.Second {
+		t.Errorf("realistic pod admitted %s after creation; want a delay", d)
+	}
+}
+
+func createPod(t *testing.T, client kubernetes.Interface, p *corev1.Pod) {
+	t.Helper()
+	if p.Spec.TerminationGracePeriodSeconds == nil {
+		grace := int64(30)
+		p.Spec.TerminationGracePeriodSeconds = &grace
+	}
+	if _, err := client.CoreV1().Pods("default").Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func getPod(t *testing.T, client kubernetes.Interface, name string) *corev1.Pod {
+	t.Helper()
+	p, err := client.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func conditionStatus(p *corev1.Pod, typ corev1.PodConditionType) corev1.ConditionStatus {
+	for _, c := range p.Status.Conditions {
+		if c.Type == typ {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+func waitGone(t *testing.T, client kubernetes.Interface, name string) {
+	t.Helper()
+	eventually(t, 30*time.Second, "pod "+name+" gone", func() error {
+		_, err := client.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there (%v)", err)
+	})
+}
+
+// waitNode waits for a node's Ready condition to have status.
+func waitNode(t *testing.T, client kubernetes.Interface, name string, status corev1.ConditionStatus) {
+	t.Helper()
+	eventually(t, 60*time.Second, "node "+name+" Ready="+string(status), func() error {
+		n, err := client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == status {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %v", n.Status.Conditions)
+	})
+}
+
+// waitEvent waits for an Event with reason on the named object whose
+// message contains want.
+func waitEvent(t *testing.T, client kubernetes.Interface, namespace, name, reason, want string) {
+	t.Helper()
+	eventually(t, 30*time.Second, "event "+reason+" on "+name, func() error {
+		events, err := client.CoreV1().Events(namespace).List(context.Background(), metav1.ListOptions{
+			FieldSelector: fields.Set{"involvedObject.name": name, "reason": reason}.String(),
+		})
+		if err != nil {
+			return err
+		}
+		for _, ev := range events.Items {
+			if strings.Contains(ev.Message, want) {
+				return nil
+			}
+		}
+		return fmt.Errorf("%d events, none saying %q", len(events.Items), want)
+	})
+}
+
+// TestKWOKStageManifests: the KWOK project's published Stage manifests
+// (testdata/kwok-stages) apply and behave as KWOK documents them.
+func TestKWOKStageManifests(t *testing.T) {
+	e := newEnv(t)
+	e.must("create", "cluster", "--name", "kwok", "--nodes", "1")
+	client := e.client()
+	ctx := context.Background()
+	kwok := func(path string) string { return filepath.Join("testdata", "kwok-stages", path) }
+
+	// chaos/node-not-ready: the labelled node reports NotReady and stays so
+	// (kubesim's node-initialize respects KWOK's label), until unlabelled.
+	e.must("kubectl", "apply", "-f", kwok("node/chaos/node-not-ready.yaml"))
+	e.must("kubectl", "label", "node", "node-000000", "node-not-ready.stage.kwok.x-k8s.io=true")
+	waitNode(t, client, "node-000000", corev1.ConditionFalse)
+	e.must("kubectl", "label", "node", "node-000000", "node-not-ready.stage.kwok.x-k8s.io-")
+	waitNode(t, client, "node-000000", corev1.ConditionTrue)
+
+	// node/fast and node/heartbeat*: a new node is initialized by KWOK's
+	// stage (its defaults: 1M pods) and heartbeats every 20-45s.
+	for _, f := range []string{"node/fast/node-initialize.yaml", "node/heartbeat/node-heartbeat.yaml", "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml"} {
+		e.must("kubectl", "apply", "-f", kwok(f))
+	}
+	if _, err := client.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kwok-node"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitNode(t, client, "kwok-node", corev1.ConditionTrue)
+	n, err := client.CoreV1().Nodes().Get(ctx, "kwok-node", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pods := n.Status.Capacity[corev1.ResourcePods]; pods.String() != "1M" {
+		t.Errorf("kwok-node capacity pods %s, want KWOK's default 1M", pods.String())
+	}
+	firstBeat := readyHeartbeat(n)
+
+	// pod/general: create → init containers running → completed → ready,
+	// with the delays zeroed by KWOK's own annotations.
+	e.must("kubectl", "apply", "-f", kwok("pod/general/"))
+	zero := map[string]string{}
+	for _, s := range []string{"pod-create", "pod-init-container-running", "pod-init-container-completed", "pod-ready", "pod-complete", "pod-delete"} {
+		zero[s+".stage.kwok.x-k8s.io/delay"] = "0"
+		zero[s+".stage.kwok.x-k8s.io/jitter-delay"] = "0"
+	}
+	p := testPod("general-1")
+	p.Annotations = zero
+	p.Spec.NodeName = "node-000000"
+	p.Spec.InitContainers = []corev1.Container{{Name: "setup", Image: "busybox"}}
+	createPod(t, client, p)
+	waitPhase(t, client, "general-1", corev1.PodRunning)
+	eventually(t, 30*time.Second, "general pod ready, init container completed", func() error {
+		p := getPod(t, client, "general-1")
+		if !podReady(p) || len(p.Status.InitContainerStatuses) != 1 || p.Status.InitContainerStatuses[0].State.Terminated == nil {
+			return fmt.Errorf("ready %v, init %v", podReady(p), p.Status.InitContainerStatuses)
+		}
+		return nil
+	})
+	grace := int64(1)
+	if err := client.CoreV1().Pods("default").Delete(ctx, "general-1", metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, client, "general-1")
+
+	// pod/chaos: a running container fails; an init container fails.
+	e.must("kubectl", "apply", "-f", kwok("pod/chaos/"))
+	p = testPod("chaos-running")
+	p.Annotations = zero
+	p.Labels = map[string]string{"pod-container-running-failed.stage.kwok.x-k8s.io": "true"}
+	createPod(t, client, p)
+	waitPhase(t, client, "chaos-running", corev1.PodFailed)
+	p = testPod("chaos-init")
+	p.Annotations = zero
+	p.Labels = map[string]string{"pod-init-container-running-failed.stage.kwok.x-k8s.io": "true"}
+	p.Spec.InitContainers = []corev1.Container{{Name: "setup", Image: "busybox"}}
+	createPod(t, client, p)
+	waitPhase(t, client, "chaos-init", corev1.PodFailed)
+	e.must("kubectl", "delete", "-f", kwok("pod/chaos/"))
+
+	// pod/fast in place of pod/general: Running at once; a Job completes.
+	e.must("kubectl", "delete", "-f", kwok("pod/general/"))
+	e.must("kubectl", "apply", "-f", kwok("pod/fast/"))
+	createPod(t, client, testPod("fast-1"))
+	waitPhase(t, client, "fast-1", corev1.PodRunning)
+	e.must("kubectl", "create", "job", "once", "--image=busybox")
+	eventually(t, 60*time.Second, "job complete", func() error {
+		j, err := client.BatchV1().Jobs("default").Get(ctx, "once", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if j.Status.Succeeded != 1 {
+			return fmt.Errorf("succeeded %d", j.Status.Succeeded)
+		}
+		return nil
+	})
+	if err := client.CoreV1().Pods("default").Delete(ctx, "fast-1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, client, "fast-1")
+
+	// node/heartbeat: the Ready condition's heartbeat moved on.
+	eventually(t, 60*time.Second, "KWOK heartbeat", func() error {
+		n, err := client.CoreV1().Nodes().Get(ctx, "kwok-node", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if !readyHeartbeat(n).After(firstBeat) {
+			return fmt.Errorf("heartbeat still %s", firstBeat)
+		}
+		return nil
+	})
+	// Nothing KWOK publishes was left out as invalid.
+	events, err := client.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "reason=StageInvalid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range events.Items {
+		t.Errorf("stage %s invalid: %s", ev.InvolvedObject.Name, ev.Message)
+	}
+}
+
+func readyHeartbeat(n *corev1.Node) time.Time {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.LastHeartbeatTime.Time
+		}
+	}
+	return time.Time{}
+}
