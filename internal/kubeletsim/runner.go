@@ -172,10 +172,7 @@ func (r *runner) step(ctx context.Context, key string, obj runtime.Object) error
 	if err != nil {
 		return err
 	}
-	st, errs := r.lifecycle.Load().Match(m)
-	for _, err := range errs {
-		r.warn(obj, "StageSelectorFailed", err)
-	}
+	st := r.lifecycle.Load().Match(m)
 	if st == nil {
 		r.forget(key)
 		return nil

@@ -27,37 +27,30 @@ func (l *Lifecycle) Stages() []*Stage { return l.stages }
 
 // Match returns the stage obj is in: of the stages whose selector matches,
 // one drawn at random by weight (if no match has weight, the first by
-// name), or nil if none matches. Stages whose expressions fail on obj are
-// skipped; their errors are returned beside the result.
-func (l *Lifecycle) Match(obj map[string]any) (*Stage, []error) {
+// name), or nil if none matches.
+func (l *Lifecycle) Match(obj map[string]any) *Stage {
 	var matched []*Stage
 	var weights []int
-	var errs []error
 	total := 0
 	for _, s := range l.stages {
-		ok, err := s.Matches(obj)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if !ok {
+		if !s.Matches(obj) {
 			continue
 		}
 		w := max(s.weight(obj), 0)
 		matched, weights, total = append(matched, s), append(weights, w), total+w
 	}
 	if len(matched) == 0 {
-		return nil, errs
+		return nil
 	}
 	if total == 0 {
-		return matched[0], errs
+		return matched[0]
 	}
 	n := rand.N(total)
 	for i, w := range weights {
 		if n < w {
-			return matched[i], errs
+			return matched[i]
 		}
 		n -= w
 	}
-	return matched[len(matched)-1], errs
+	return matched[len(matched)-1]
 }

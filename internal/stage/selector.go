@@ -52,24 +52,23 @@ func compileSelector(s *v1alpha1.StageSelector) (*selector, error) {
 	return out, nil
 }
 
-func (s *selector) matches(obj map[string]any) (bool, error) {
+func (s *selector) matches(obj map[string]any) bool {
 	meta, _ := obj["metadata"].(map[string]any)
 	if !mapContains(meta["labels"], s.labels) || !mapContains(meta["annotations"], s.annotations) {
-		return false, nil
+		return false
 	}
 	for _, r := range s.exprs {
-		ok, err := r.matches(obj)
-		if err != nil || !ok {
-			return false, err
+		if !r.matches(obj) {
+			return false
 		}
 	}
-	return true, nil
+	return true
 }
 
-// matches applies the operator to every value the key expression yields:
-// In wants one of them among Values, NotIn none; Exists wants a non-null
-// one, DoesNotExist none.
-func (r requirement) matches(obj map[string]any) (bool, error) {
+// matches applies the operator to every value the key expression yields
+// before it ends or fails: In wants one of them among Values, NotIn none;
+// Exists wants a non-null one, DoesNotExist none.
+func (r requirement) matches(obj map[string]any) bool {
 	found, present := false, false
 	iter := r.key.Run(obj)
 	for {
@@ -77,11 +76,10 @@ func (r requirement) matches(obj map[string]any) (bool, error) {
 		if !ok {
 			break
 		}
-		if err, isErr := v.(error); isErr {
-			if _, halted := err.(*gojq.HaltError); halted {
-				break
-			}
-			return false, err
+		if _, isErr := v.(error); isErr {
+			// A path into what is not there (.status.conditions[] of a
+			// new node) yields nothing more, as KWOK's stages expect.
+			break
 		}
 		if v == nil {
 			continue
@@ -93,13 +91,13 @@ func (r requirement) matches(obj map[string]any) (bool, error) {
 	}
 	switch r.op {
 	case v1alpha1.SelectorOpIn:
-		return found, nil
+		return found
 	case v1alpha1.SelectorOpNotIn:
-		return !found, nil
+		return !found
 	case v1alpha1.SelectorOpExists:
-		return present, nil
+		return present
 	default:
-		return !present, nil
+		return !present
 	}
 }
 

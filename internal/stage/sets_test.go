@@ -10,10 +10,7 @@ import (
 // matchName is the name of the stage o is in, "" if none.
 func matchName(t *testing.T, l *Lifecycle, o map[string]any) string {
 	t.Helper()
-	s, errs := l.Match(o)
-	if len(errs) > 0 {
-		t.Fatalf("match errors: %v", errs)
-	}
+	s := l.Match(o)
 	if s == nil {
 		return ""
 	}
@@ -24,7 +21,7 @@ func matchName(t *testing.T, l *Lifecycle, o map[string]any) string {
 // a strategic merge patch would for the fields the stages write.
 func advance(t *testing.T, l *Lifecycle, o map[string]any, want string) {
 	t.Helper()
-	s, _ := l.Match(o)
+	s := l.Match(o)
 	if s == nil || s.Name != want {
 		t.Fatalf("object in stage %v, want %s (status %v)", s, want, o["status"])
 	}
@@ -59,7 +56,7 @@ func TestRealisticPodGoesThroughCreateInitAndReadyWithDelays(t *testing.T) {
 	l := setLifecycle(t, "realistic", "Pod")
 	o := obj(t, pendingPod)
 	for _, name := range []string{"pod-create", "pod-init-containers", "pod-ready"} {
-		s, _ := l.Match(o)
+		s := l.Match(o)
 		if s != nil {
 			if d := s.Delay(o, time.Now()); d < time.Second || d > 3*time.Second {
 				t.Errorf("%s delay %s, want 1-3s", s.Name, d)
@@ -85,7 +82,7 @@ func TestRealisticDeleteNeverOutlastsGracePeriod(t *testing.T) {
 metadata: {name: d, uid: u4, deletionTimestamp: "2026-01-01T00:00:00Z", deletionGracePeriodSeconds: 1}
 status: {phase: Running}
 `)
-	s, _ := l.Match(o)
+	s := l.Match(o)
 	if s == nil || s.Name != "pod-delete" {
 		t.Fatalf("matched %v", s)
 	}
@@ -118,7 +115,7 @@ status: {phase: Pending}
 		if condition(o["status"].(map[string]any), "Ready") != "False" {
 			t.Fatalf("crashed pod Ready")
 		}
-		s, _ := l.Match(o)
+		s := l.Match(o)
 		if d := s.Delay(o, time.Now()); d != time.Second {
 			t.Errorf("restart delay %s, want the annotation's 1s", d)
 		}
@@ -135,7 +132,7 @@ status: {phase: Pending}
 	// Without the annotation the back-off is the kubelet's: 10s doubling.
 	delete(o["metadata"].(map[string]any), "annotations")
 	advance(t, l, o, "pod-crash-loop")
-	s, _ := l.Match(o)
+	s := l.Match(o)
 	if d := s.Delay(o, time.Now()); d != 40*time.Second {
 		t.Errorf("back-off after 3 restarts %s, want 40s", d)
 	}
@@ -203,7 +200,7 @@ spec:
 	if len(merged) != len(builtin) {
 		t.Fatalf("%d stages after merge, want %d", len(merged), len(builtin))
 	}
-	s, _ := NewLifecycle("", "Pod", merged).Match(obj(t, pendingPod))
+	s := NewLifecycle("", "Pod", merged).Match(obj(t, pendingPod))
 	if s != c {
 		t.Fatalf("pending pod matched %v, want the user's pod-ready", s)
 	}

@@ -87,7 +87,7 @@ type exprField struct {
 }
 
 // Matches reports whether obj (an object as JSON-like maps) is selected.
-func (s *Stage) Matches(obj map[string]any) (bool, error) {
+func (s *Stage) Matches(obj map[string]any) bool {
 	return s.selector.matches(obj)
 }
 

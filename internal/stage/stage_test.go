@@ -88,9 +88,9 @@ status: {phase: Pending}
 func TestPendingPodBecomesReadyWithAnIP(t *testing.T) {
 	l := builtinLifecycle(t, "Pod")
 	o := obj(t, pendingPod)
-	s, errs := l.Match(o)
-	if len(errs) > 0 || s == nil || s.Name != "pod-ready" {
-		t.Fatalf("pending pod matched %v (errors %v), want pod-ready", s, errs)
+	s := l.Match(o)
+	if s == nil || s.Name != "pod-ready" {
+		t.Fatalf("pending pod matched %v, want pod-ready", s)
 	}
 	st := statusOf(t, s, o)
 	if st["phase"] != "Running" || st["podIP"] != "10.0.0.7" || st["hostIP"] != "10.64.0.1" {
@@ -113,7 +113,7 @@ spec: {nodeName: node-000000, containers: [{name: c, image: nginx}]}
 status: {phase: Pending, conditions: [{type: PodScheduled, status: "True"}]}
 `)
 	o["spec"].(map[string]any)["readinessGates"] = []any{map[string]any{"conditionType": "example.com/gate"}}
-	s, _ := l.Match(o)
+	s := l.Match(o)
 	st := statusOf(t, s, o)
 	if condition(st, "Ready") != "False" {
 		t.Fatalf("Ready with an unmet gate: %v", st["conditions"])
@@ -130,13 +130,13 @@ status:
   - {type: Ready, status: "False"}
   - {type: example.com/gate, status: "False"}
 `)
-	if s, errs := l.Match(running); s != nil || len(errs) > 0 {
-		t.Fatalf("running pod with unmet gate matched %v (%v)", s.Name, errs)
+	if s := l.Match(running); s != nil {
+		t.Fatalf("running pod with unmet gate matched %v", s.Name)
 	}
 	running["status"].(map[string]any)["conditions"].([]any)[1].(map[string]any)["status"] = "True"
-	s, errs := l.Match(running)
+	s = l.Match(running)
 	if s == nil || s.Name != "pod-readiness-gates" {
-		t.Fatalf("gate met: matched %v (%v), want pod-readiness-gates", s, errs)
+		t.Fatalf("gate met: matched %v, want pod-readiness-gates", s)
 	}
 	if condition(statusOf(t, s, running), "Ready") != "True" {
 		t.Error("gate stage does not set Ready")
@@ -150,7 +150,7 @@ metadata: {name: j, uid: u2, ownerReferences: [{kind: Job, name: x}]}
 spec: {containers: [{name: c, image: busybox}]}
 status: {phase: Running, startTime: "2026-01-01T00:00:00Z"}
 `)
-	s, _ := l.Match(job)
+	s := l.Match(job)
 	if s == nil || s.Name != "pod-complete" {
 		t.Fatalf("running Job pod matched %v, want pod-complete", s)
 	}
@@ -163,14 +163,14 @@ status: {phase: Running, startTime: "2026-01-01T00:00:00Z"}
 metadata: {name: r, uid: u3, ownerReferences: [{kind: ReplicaSet, name: x}]}
 status: {phase: Running}
 `)
-	if s, _ := l.Match(rs); s != nil {
+	if s := l.Match(rs); s != nil {
 		t.Errorf("running ReplicaSet pod matched %s", s.Name)
 	}
 	deleting := obj(t, `
 metadata: {name: d, uid: u4, deletionTimestamp: "2026-01-01T00:00:00Z"}
 status: {phase: Running}
 `)
-	if s, _ := l.Match(deleting); s == nil || s.Name != "pod-delete" || !s.Spec.Next.Delete {
+	if s := l.Match(deleting); s == nil || s.Name != "pod-delete" || !s.Spec.Next.Delete {
 		t.Errorf("deleting pod matched %v, want pod-delete", s)
 	}
 }
@@ -178,7 +178,7 @@ status: {phase: Running}
 func TestNewNodeInitializesWithDefaultsOrItsOwnCapacity(t *testing.T) {
 	l := builtinLifecycle(t, "Node")
 	n := obj(t, `metadata: {name: node-000000, creationTimestamp: "2026-01-01T00:00:00Z"}`)
-	s, _ := l.Match(n)
+	s := l.Match(n)
 	if s == nil || s.Name != "node-initialize" {
 		t.Fatalf("new node matched %v", s)
 	}
@@ -201,7 +201,7 @@ status: {capacity: {cpu: "4", memory: 8Gi, pods: "20000"}}
 metadata: {name: n}
 status: {phase: Running, conditions: [{type: Ready, status: "True"}]}
 `)
-	s, _ = l.Match(ready)
+	s = l.Match(ready)
 	if s == nil || s.Name != "node-heartbeat" {
 		t.Fatalf("ready node matched %v, want node-heartbeat", s)
 	}

@@ -43,6 +43,8 @@ type env struct {
 	t          *testing.T
 	home       string
 	kubeconfig string
+	// cluster is the one e.kubectl and e.apply talk to.
+	cluster string
 }
 
 func newEnv(t *testing.T) *env {

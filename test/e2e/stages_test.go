@@ -16,12 +16,18 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
+// kubectl runs kubesim's kubectl against cluster e.cluster; it must succeed.
+func (e *env) kubectl(args ...string) result {
+	e.t.Helper()
+	return e.must(append([]string{"kubectl", "--name", e.cluster}, args...)...)
+}
+
 // apply writes manifest to a file and applies it with kubesim's kubectl.
 func (e *env) apply(manifest string) {
 	e.t.Helper()
 	f := filepath.Join(e.t.TempDir(), "manifest.yaml")
 	writeFile(e.t, f, []byte(manifest))
-	e.must("kubectl", "apply", "-f", f)
+	e.kubectl("apply", "-f", f)
 }
 
 // TestUserStages: Stages applied with kubectl shape lifecycles at once —
@@ -29,6 +35,7 @@ func (e *env) apply(manifest string) {
 // ones are refused or reported without disturbing anything else.
 func TestUserStages(t *testing.T) {
 	e := newEnv(t)
+	e.cluster = "stages"
 	e.must("create", "cluster", "--name", "stages", "--nodes", "3",
 		"--node-monitor-grace-period", "10s", "--pod-eviction-toleration", "2s")
 	client := e.client()
@@ -42,7 +49,7 @@ func TestUserStages(t *testing.T) {
 		} {
 			f := filepath.Join(t.TempDir(), "bad.yaml")
 			writeFile(t, f, []byte("apiVersion: kwok.x-k8s.io/v1alpha1\nkind: Stage\nmetadata: {name: bad}\nspec: "+spec+"\n"))
-			e.fails(field, "kubectl", "apply", "-f", f)
+			e.fails(field, "kubectl", "--name", e.cluster, "apply", "-f", f)
 		}
 	})
 
@@ -58,10 +65,10 @@ spec:
   next: {statusTemplate: "phase: Failed"}
 `)
 		waitEvent(t, client, "", "bad-jq", "StageInvalid", "spec.selector.matchExpressions[0].key")
-		e.must("kubectl", "delete", "stage", "bad-jq")
+		e.kubectl("delete", "stage", "bad-jq")
 	})
 
-	t.Run("delay, jitter, label selection, custom condition and a chain", func(t *testing.T) {
+	t.Run("delay and jitter; label selection; custom condition; a chain", func(t *testing.T) {
 		e.t = t
 		e.apply(`
 apiVersion: kwok.x-k8s.io/v1alpha1
@@ -137,7 +144,7 @@ spec:
 		}
 	})
 
-	t.Run("finalizers added and removed, with an event", func(t *testing.T) {
+	t.Run("finalizers added and removed with an event", func(t *testing.T) {
 		e.t = t
 		e.apply(`
 apiVersion: kwok.x-k8s.io/v1alpha1
@@ -229,7 +236,7 @@ spec:
 		if p := getPod(t, client, "broken-1"); p.Status.Phase != corev1.PodPending {
 			t.Fatalf("pod of the broken stage is %s", p.Status.Phase)
 		}
-		e.must("kubectl", "delete", "stage", "broken")
+		e.kubectl("delete", "stage", "broken")
 		waitPhase(t, client, "broken-1", corev1.PodRunning)
 	})
 
@@ -257,7 +264,7 @@ spec:
 		if conditionStatus(getPod(t, client, "replaced-1"), "example.com/Replaced") != "True" {
 			t.Error("the user's pod-ready did not run")
 		}
-		e.must("kubectl", "delete", "stage", "pod-ready")
+		e.kubectl("delete", "stage", "pod-ready")
 		// The built-in is back once a new pod gets an IP from it.
 		eventually(t, 30*time.Second, "built-in pod-ready back", func() error {
 			name := fmt.Sprintf("builtin-%d", time.Now().UnixNano())
@@ -317,7 +324,7 @@ spec:
         ingress:
         - ip: 192.0.2.10
 `)
-		e.must("kubectl", "create", "service", "loadbalancer", "web", "--tcp=80:80")
+		e.kubectl("create", "service", "loadbalancer", "web", "--tcp=80:80")
 		eventually(t, 30*time.Second, "LoadBalancer ingress", func() error {
 			svc, err := client.CoreV1().Services("default").Get(context.Background(), "web", metav1.GetOptions{})
 			if err != nil {
@@ -332,13 +339,13 @@ spec:
 		eventually(t, 30*time.Second, "widget created", func() error {
 			f := filepath.Join(t.TempDir(), "widget.yaml")
 			writeFile(t, f, []byte("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1, namespace: default}\nspec: {size: 3}\n"))
-			if r := e.run("kubectl", "apply", "-f", f); r.code != 0 {
+			if r := e.run("kubectl", "--name", e.cluster, "apply", "-f", f); r.code != 0 {
 				return errors.New(r.stderr)
 			}
 			return nil
 		})
 		eventually(t, 30*time.Second, "widget ready", func() error {
-			out := e.must("kubectl", "get", "widget", "w1", "-o", "jsonpath={.status.ready}/{.status.size}").stdout
+			out := e.kubectl("get", "widget", "w1", "-o", "jsonpath={.status.ready}/{.status.size}").stdout
 			if out != "true/3" {
 				return fmt.Errorf("status %q", out)
 			}
@@ -346,11 +353,11 @@ spec:
 		})
 	})
 
-	t.Run("chaos stages: node not ready, crash loop, failed pod", func(t *testing.T) {
+	t.Run("chaos stages: node not ready; crash loop; failed pod", func(t *testing.T) {
 		e.t = t
-		e.must("kubectl", "label", "node", "node-000002", "chaos.kubesim.io/node=not-ready")
+		e.kubectl("label", "node", "node-000002", "chaos.kubesim.io/node=not-ready")
 		waitNode(t, client, "node-000002", corev1.ConditionFalse)
-		e.must("kubectl", "label", "node", "node-000002", "chaos.kubesim.io/node-")
+		e.kubectl("label", "node", "node-000002", "chaos.kubesim.io/node-")
 		waitNode(t, client, "node-000002", corev1.ConditionTrue)
 
 		crash := testPod("crash-1")
@@ -367,7 +374,7 @@ spec:
 			}
 			return nil
 		})
-		out := e.must("kubectl", "get", "pod", "crash-1").stdout
+		out := e.kubectl("get", "pod", "crash-1").stdout
 		if !strings.Contains(out, "CrashLoopBackOff") && !strings.Contains(out, "Running") {
 			t.Errorf("kubectl shows %q", out)
 		}
@@ -533,6 +540,7 @@ func waitEvent(t *testing.T, client kubernetes.Interface, namespace, name, reaso
 // (testdata/kwok-stages) apply and behave as KWOK documents them.
 func TestKWOKStageManifests(t *testing.T) {
 	e := newEnv(t)
+	e.cluster = "kwok"
 	e.must("create", "cluster", "--name", "kwok", "--nodes", "1")
 	client := e.client()
 	ctx := context.Background()
@@ -540,16 +548,16 @@ func TestKWOKStageManifests(t *testing.T) {
 
 	// chaos/node-not-ready: the labelled node reports NotReady and stays so
 	// (kubesim's node-initialize respects KWOK's label), until unlabelled.
-	e.must("kubectl", "apply", "-f", kwok("node/chaos/node-not-ready.yaml"))
-	e.must("kubectl", "label", "node", "node-000000", "node-not-ready.stage.kwok.x-k8s.io=true")
+	e.kubectl("apply", "-f", kwok("node/chaos/node-not-ready.yaml"))
+	e.kubectl("label", "node", "node-000000", "node-not-ready.stage.kwok.x-k8s.io=true")
 	waitNode(t, client, "node-000000", corev1.ConditionFalse)
-	e.must("kubectl", "label", "node", "node-000000", "node-not-ready.stage.kwok.x-k8s.io-")
+	e.kubectl("label", "node", "node-000000", "node-not-ready.stage.kwok.x-k8s.io-")
 	waitNode(t, client, "node-000000", corev1.ConditionTrue)
 
 	// node/fast and node/heartbeat*: a new node is initialized by KWOK's
 	// stage (its defaults: 1M pods) and heartbeats every 20-45s.
 	for _, f := range []string{"node/fast/node-initialize.yaml", "node/heartbeat/node-heartbeat.yaml", "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml"} {
-		e.must("kubectl", "apply", "-f", kwok(f))
+		e.kubectl("apply", "-f", kwok(f))
 	}
 	if _, err := client.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kwok-node"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -566,7 +574,7 @@ func TestKWOKStageManifests(t *testing.T) {
 
 	// pod/general: create → init containers running → completed → ready,
 	// with the delays zeroed by KWOK's own annotations.
-	e.must("kubectl", "apply", "-f", kwok("pod/general/"))
+	e.kubectl("apply", "-f", kwok("pod/general/"))
 	zero := map[string]string{}
 	for _, s := range []string{"pod-create", "pod-init-container-running", "pod-init-container-completed", "pod-ready", "pod-complete", "pod-delete"} {
 		zero[s+".stage.kwok.x-k8s.io/delay"] = "0"
@@ -592,7 +600,7 @@ func TestKWOKStageManifests(t *testing.T) {
 	waitGone(t, client, "general-1")
 
 	// pod/chaos: a running container fails; an init container fails.
-	e.must("kubectl", "apply", "-f", kwok("pod/chaos/"))
+	e.kubectl("apply", "-f", kwok("pod/chaos/"))
 	p = testPod("chaos-running")
 	p.Annotations = zero
 	p.Labels = map[string]string{"pod-container-running-failed.stage.kwok.x-k8s.io": "true"}
@@ -604,14 +612,14 @@ func TestKWOKStageManifests(t *testing.T) {
 	p.Spec.InitContainers = []corev1.Container{{Name: "setup", Image: "busybox"}}
 	createPod(t, client, p)
 	waitPhase(t, client, "chaos-init", corev1.PodFailed)
-	e.must("kubectl", "delete", "-f", kwok("pod/chaos/"))
+	e.kubectl("delete", "-f", kwok("pod/chaos/"))
 
 	// pod/fast in place of pod/general: Running at once; a Job completes.
-	e.must("kubectl", "delete", "-f", kwok("pod/general/"))
-	e.must("kubectl", "apply", "-f", kwok("pod/fast/"))
+	e.kubectl("delete", "-f", kwok("pod/general/"))
+	e.kubectl("apply", "-f", kwok("pod/fast/"))
 	createPod(t, client, testPod("fast-1"))
 	waitPhase(t, client, "fast-1", corev1.PodRunning)
-	e.must("kubectl", "create", "job", "once", "--image=busybox")
+	e.kubectl("create", "job", "once", "--image=busybox")
 	eventually(t, 60*time.Second, "job complete", func() error {
 		j, err := client.BatchV1().Jobs("default").Get(ctx, "once", metav1.GetOptions{})
 		if err != nil {
