@@ -12,6 +12,11 @@ import (
 //go:embed kubelet-sim-clusterrole.yaml
 var KubeletSimClusterRole []byte
 
+// DeschedulerClusterRole is the RBAC role of the descheduler component.
+//
+//go:embed descheduler-clusterrole.yaml
+var DeschedulerClusterRole []byte
+
 // StageCRD is the CustomResourceDefinition of kwok.x-k8s.io Stages,
 // generated from apis/kwok/v1alpha1 by `make generate`.
 //

@@ -54,6 +54,9 @@ type createClusterFlags struct {
 	nodeStartupGracePeriod time.Duration
 	podEvictionToleration  time.Duration
 	stages                 string
+	deschedulerPolicy      string
+	deschedulerProfiles    []string
+	deschedulingInterval   time.Duration
 	nodes                  int
 	disableKubeletSim      bool
 	percentageOfNodes      int32
@@ -93,6 +96,9 @@ func newCreateClusterCommand() *cobra.Command {
 	fl.DurationVar(&f.nodeStartupGracePeriod, "node-startup-grace-period", 0, "how long a new node may take to be Ready (default 60s)")
 	fl.DurationVar(&f.podEvictionToleration, "pod-eviction-toleration", 0, "how long pods stay on a NotReady or unreachable node before eviction (default 300s)")
 	fl.StringVar(&f.stages, "stages", "", "built-in stage set: "+strings.Join(v1alpha1.StageSets, " or ")+" (default "+v1alpha1.StageSets[0]+")")
+	fl.StringVar(&f.deschedulerPolicy, "descheduler-policy", "", "run the descheduler as a component with this descheduler/v1alpha2 policy")
+	fl.StringSliceVar(&f.deschedulerProfiles, "descheduler-profile", nil, "run the descheduler as a component with these named profiles")
+	fl.DurationVar(&f.deschedulingInterval, "descheduling-interval", 0, "time between the descheduler's cycles (default 1m)")
 	fl.IntVar(&f.nodes, "nodes", 0, "simulated nodes to create (node-000000, …)")
 	f.nodeFlags.add(cmd)
 	fl.Int32Var(&f.percentageOfNodes, "percentage-of-nodes-to-score", 0, "share of feasible nodes the scheduler scores (default: upstream's adaptive share)")
@@ -132,6 +138,15 @@ func (f *createClusterFlags) clusterConfig(cmd *cobra.Command) (*v1alpha1.Cluste
 	}
 	if changed("percentage-of-nodes-to-score") {
 		c.Scheduler.PercentageOfNodesToScore = &f.percentageOfNodes
+	}
+	if changed("descheduler-policy") {
+		c.Descheduler.Policy = f.deschedulerPolicy
+	}
+	if changed("descheduler-profile") {
+		c.Descheduler.Profiles = f.deschedulerProfiles
+	}
+	if changed("descheduling-interval") {
+		c.Descheduler.Interval = &metav1.Duration{Duration: f.deschedulingInterval}
 	}
 	if changed("stages") {
 		c.Stages = f.stages

@@ -45,6 +45,7 @@ func NewRootCommand() *cobra.Command {
 		newStopCommand(),
 		newScaleCommand(),
 		newNodeCommand(),
+		newDeschedulerCommand(),
 		newKubeletSimCommand(),
 		newKubectlCommand(),
 		newSnapshotCommand(),

@@ -10,11 +10,13 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/audit/policy"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/component-base/version"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/controlplane"
+	"github.com/kubesim/kubesim/internal/descheduler"
 	"github.com/kubesim/kubesim/internal/pki"
 	"github.com/kubesim/kubesim/internal/scale"
 	kubesimversion "github.com/kubesim/kubesim/internal/version"
@@ -68,6 +70,12 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 			return err
 		}
 	}
+	var deschedulerPolicy []byte
+	if c.Descheduler.Enabled() {
+		if deschedulerPolicy, err = resolveDeschedulerPolicy(c.Descheduler); err != nil {
+			return err
+		}
+	}
 	if err := checkExplicitPort(c); err != nil {
 		return err
 	}
@@ -98,6 +106,11 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 	if err := writeClusterFiles(d, c, audit); err != nil {
 		return err
 	}
+	if deschedulerPolicy != nil {
+		if err := pki.WriteFile(d.DeschedulerPolicy(), deschedulerPolicy); err != nil {
+			return err
+		}
+	}
 	p.logf(" ✓ Certificates, keys and kubeconfigs written to %s", d.Path)
 	if err := p.startAndWait(ctx, d, opts.Wait); err != nil {
 		if !opts.Retain {
@@ -105,7 +118,7 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 		}
 		return err
 	}
-	p.logf(" ✓ Control plane ready: %s", strings.Join(controlplane.ComponentNames(), ", "))
+	p.logf(" ✓ Control plane ready: %s", strings.Join(enabledComponents(c), ", "))
 	if err := p.useContext(d); err != nil {
 		return err
 	}
@@ -179,4 +192,32 @@ func checkExplicitPort(c *v1alpha1.Cluster) error {
 		return fmt.Errorf("networking.apiServerPort: port %d is in use by another process; choose another or 0 for any", p)
 	}
 	return nil
+}
+
+// resolveDeschedulerPolicy reads the policy file, or expands the profiles,
+// and checks the result with the descheduler's own validation.
+func resolveDeschedulerPolicy(ds v1alpha1.Descheduler) ([]byte, error) {
+	field := "descheduler.profiles"
+	data, err := descheduler.ProfilePolicy(ds.Profiles)
+	if ds.Policy != "" {
+		field = "descheduler.policy " + ds.Policy
+		data, err = os.ReadFile(ds.Policy)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", field, err)
+	}
+	if _, err := descheduler.LoadPolicy(data, fake.NewClientset()); err != nil {
+		return nil, fmt.Errorf("%s: %w", field, err)
+	}
+	return data, nil
+}
+
+func enabledComponents(c *v1alpha1.Cluster) []string {
+	var names []string
+	for _, comp := range controlplane.Components() {
+		if comp.Enabled(c) {
+			names = append(names, comp.Name)
+		}
+	}
+	return names
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
@@ -132,6 +133,15 @@ func (p *Provider) LogPath(name, component string) (string, error) {
 		return "", fmt.Errorf("%s has not written a log yet (%s)", component, path)
 	}
 	return path, nil
+}
+
+// RESTConfig is the admin's client configuration of a running cluster.
+func (p *Provider) RESTConfig(name string) (*rest.Config, error) {
+	d, _, err := p.openRunning(name)
+	if err != nil {
+		return nil, err
+	}
+	return controlplane.AdminConfig(d)
 }
 
 // Client returns a client of a running cluster, as its admin.

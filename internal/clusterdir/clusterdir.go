@@ -96,6 +96,9 @@ func (d Dir) lockFile() string { return filepath.Join(d.Path, "supervisor.lock")
 // started; the supervisor writes it once they are, and removes it on stop.
 func (d Dir) StartedFile() string { return filepath.Join(d.Path, "started") }
 
+// DeschedulerPolicy is the resolved policy the descheduler component runs.
+func (d Dir) DeschedulerPolicy() string { return filepath.Join(d.Path, "descheduler-policy.yaml") }
+
 // PIDFile holds the supervisor's process id.
 func (d Dir) PIDFile() string { return filepath.Join(d.Path, "supervisor.pid") }
 

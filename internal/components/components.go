@@ -25,6 +25,7 @@ var entryPoints = map[string]func(args []string) int{
 	"kube-controller-manager": upstream(controllermanager.NewControllerManagerCommand),
 	"kube-scheduler":          upstream(func() *cobra.Command { return scheduler.NewSchedulerCommand() }),
 	"kubelet-sim":             runKubeletSim,
+	"descheduler":             runDescheduler,
 	"supervisor":              runSupervisor,
 }
 

@@ -34,8 +34,8 @@ var anyKindRole = &rbacv1.ClusterRole{
 }
 
 // bootstrap writes, as the admin, what kubesim's own components need in
-// the API before they start: the Stage CRD and the kubelet simulator's
-// RBAC roles.
+// the API before they start: the Stage CRD and the RBAC roles of the
+// kubelet simulator and the descheduler.
 func bootstrap(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	client, err := AdminClient(d, 10*time.Second)
 	if err != nil {
@@ -44,12 +44,23 @@ func bootstrap(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
 	if err := installStageCRD(ctx, d); err != nil {
 		return fmt.Errorf("Stage CRD: %w", err)
 	}
-	role := &rbacv1.ClusterRole{}
-	if err := yaml.UnmarshalStrict(deploy.KubeletSimClusterRole, role); err != nil {
-		return fmt.Errorf("embedded kubelet-sim role: %w", err)
-	}
-	for _, r := range []*rbacv1.ClusterRole{role, anyKindRole} {
-		if err := bindRole(ctx, client, r, kubeletSimUser); err != nil {
+	for _, b := range []struct {
+		manifest []byte
+		role     *rbacv1.ClusterRole
+		user     string
+	}{
+		{deploy.KubeletSimClusterRole, nil, kubeletSimUser},
+		{nil, anyKindRole, kubeletSimUser},
+		{deploy.DeschedulerClusterRole, nil, deschedulerUser},
+	} {
+		role := b.role
+		if role == nil {
+			role = &rbacv1.ClusterRole{}
+			if err := yaml.UnmarshalStrict(b.manifest, role); err != nil {
+				return fmt.Errorf("embedded role for %s: %w", b.user, err)
+			}
+		}
+		if err := bindRole(ctx, client, role, b.user); err != nil {
 			return err
 		}
 	}

@@ -23,6 +23,7 @@ const (
 	KubeControllerManager = "kube-controller-manager"
 	KubeScheduler         = "kube-scheduler"
 	KubeletSim            = "kubelet-sim"
+	Descheduler           = "descheduler"
 )
 
 // Component is one process of the control plane.
@@ -54,7 +55,20 @@ func Components() []Component {
 		{Name: KubeControllerManager, Args: controllerManagerArgs},
 		{Name: KubeScheduler, Args: schedulerArgs, Prepare: writeSchedulerConfig},
 		{Name: KubeletSim, Args: kubeletSimArgs},
+		{Name: Descheduler, Args: deschedulerArgs},
 	}
+}
+
+// Enabled reports whether the cluster runs the component: the simulator
+// unless disabled, the descheduler if configured, all others always.
+func (comp Component) Enabled(c *v1alpha1.Cluster) bool {
+	switch comp.Name {
+	case KubeletSim:
+		return !c.DisableKubeletSim
+	case Descheduler:
+		return c.Descheduler.Enabled()
+	}
+	return true
 }
 
 // ComponentNames lists the components, for help texts and `logs`.
@@ -207,6 +221,14 @@ func kubeletSimArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--node-lease-renew-interval=" + renew.String(),
 		"--node-ip-range=" + c.Networking.NodeSubnet,
 		"--stages=" + c.Stages,
+	}
+}
+
+func deschedulerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
+	return []string{
+		"--kubeconfig=" + d.ComponentKubeconfig(deschedulerName),
+		"--policy=" + d.DeschedulerPolicy(),
+		"--interval=" + c.Descheduler.Interval.Duration.String(),
 	}
 }
 

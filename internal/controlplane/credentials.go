@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -26,6 +27,8 @@ const (
 	schedulerName       = "scheduler"
 	kubeletSimName      = "kubelet-sim"
 	kubeletSimUser      = "kubesim:kubelet-sim"
+	deschedulerName     = "descheduler"
+	deschedulerUser     = "kubesim:descheduler"
 	adminUser           = "kubesim-admin"
 	controllerMgrUser   = "system:kube-controller-manager"
 	schedulerUser       = "system:kube-scheduler"
@@ -45,6 +48,7 @@ var clientIdentities = []struct {
 	{controllerMgrName, controllerMgrUser, nil},
 	{schedulerName, schedulerUser, nil},
 	{kubeletSimName, kubeletSimUser, nil},
+	{deschedulerName, deschedulerUser, nil},
 }
 
 // WriteCredentials makes the cluster's CA, every certificate its components
@@ -168,6 +172,16 @@ func firstIP(cidr string) (net.IP, error) {
 // client-side throttling (kubesim's own bulk work must not be paced), and
 // each request bounded by timeout.
 func AdminClient(d clusterdir.Dir, timeout time.Duration) (kubernetes.Interface, error) {
+	cfg, err := AdminConfig(d)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Timeout = timeout
+	return kubernetes.NewForConfig(cfg)
+}
+
+// AdminConfig is the admin's client configuration: protobuf, unthrottled.
+func AdminConfig(d clusterdir.Dir) (*rest.Config, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", d.Kubeconfig())
 	if err != nil {
 		return nil, err
@@ -175,6 +189,5 @@ func AdminClient(d clusterdir.Dir, timeout time.Duration) (kubernetes.Interface,
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	cfg.QPS, cfg.Burst = 100000, 100000
-	cfg.Timeout = timeout
-	return kubernetes.NewForConfig(cfg)
+	return cfg, nil
 }

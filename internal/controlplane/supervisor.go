@@ -75,7 +75,7 @@ func Supervise(ctx context.Context, d clusterdir.Dir, logger *log.Logger) error 
 		logger.Printf("all components stopped")
 	}()
 	for _, comp := range Components() {
-		if comp.Name == KubeletSim && cfg.DisableKubeletSim {
+		if !comp.Enabled(cfg) {
 			continue
 		}
 		compCtx, cancel := context.WithCancel(context.Background())

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -53,6 +54,10 @@ type Cluster struct {
 	// init containers with delays and jitter). Stage objects add to it.
 	Stages string `json:"stages,omitempty"`
 
+	// Descheduler, if it names a policy or profiles, runs sigs.k8s.io/descheduler
+	// as a component of the cluster.
+	Descheduler Descheduler `json:"descheduler,omitempty"`
+
 	// DisableKubeletSim leaves the built-in kubelet simulator out, for a
 	// control plane whose nodes are simulated from elsewhere.
 	DisableKubeletSim bool `json:"disableKubeletSim,omitempty"`
@@ -87,6 +92,20 @@ type NodeLifecycle struct {
 	// API server gives pods that set none (upstream: 300s). Whole seconds.
 	PodEvictionToleration *metav1.Duration `json:"podEvictionToleration,omitempty"`
 }
+
+// Descheduler runs the descheduler every Interval with a policy file or
+// named profiles (one or the other).
+type Descheduler struct {
+	// Policy is the path of a descheduler/v1alpha2 DeschedulerPolicy file.
+	Policy string `json:"policy,omitempty"`
+	// Profiles are named profiles, as `kubesim deschedule --profile` takes.
+	Profiles []string `json:"profiles,omitempty"`
+	// Interval between descheduling cycles (default 1m).
+	Interval *metav1.Duration `json:"interval,omitempty"`
+}
+
+// Enabled reports whether the cluster runs a descheduler.
+func (d Descheduler) Enabled() bool { return d.Policy != "" || len(d.Profiles) > 0 }
 
 // StageSets are the built-in stage sets, the first the default.
 var StageSets = []string{"fast", "realistic"}
@@ -147,6 +166,9 @@ func (c *Cluster) SetDefaults() {
 	setDuration(&nl.PodEvictionToleration, 300*time.Second)
 	if c.Stages == "" {
 		c.Stages = StageSets[0]
+	}
+	if c.Descheduler.Enabled() {
+		setDuration(&c.Descheduler.Interval, time.Minute)
 	}
 }
 
@@ -213,6 +235,15 @@ func (c *Cluster) Validate() error {
 	if !slices.Contains(StageSets, c.Stages) {
 		return fmt.Errorf("stages: %q is not a stage set; use one of %s", c.Stages, strings.Join(StageSets, ", "))
 	}
+	if ds := c.Descheduler; ds.Policy != "" && len(ds.Profiles) > 0 {
+		return errors.New("descheduler: set policy or profiles, not both")
+	}
+	if ds := c.Descheduler; !ds.Enabled() && ds.Interval != nil {
+		return errors.New("descheduler.interval: set descheduler.policy or descheduler.profiles too (--descheduler-policy, --descheduler-profile)")
+	}
+	if ds := c.Descheduler; ds.Enabled() && ds.Interval.Duration <= 0 {
+		return fmt.Errorf("descheduler.interval: must be a positive duration such as 30s, got %s", ds.Interval.Duration)
+	}
 	if nl.NodeMonitorGracePeriod.Duration <= nl.NodeMonitorPeriod.Duration {
 		return fmt.Errorf("nodeLifecycle.nodeMonitorGracePeriod: %s must be longer than nodeLifecycle.nodeMonitorPeriod %s",
 			nl.NodeMonitorGracePeriod.Duration, nl.NodeMonitorPeriod.Duration)
@@ -243,6 +274,11 @@ func (c *Cluster) DeepCopy() *Cluster {
 	if c.Status != nil {
 		s := *c.Status
 		out.Status = &s
+	}
+	out.Descheduler.Profiles = append([]string(nil), c.Descheduler.Profiles...)
+	if d := c.Descheduler.Interval; d != nil {
+		v := *d
+		out.Descheduler.Interval = &v
 	}
 	if p := c.Scheduler.PercentageOfNodesToScore; p != nil {
 		v := *p

@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubesim/kubesim/internal/cluster"
+	"github.com/kubesim/kubesim/internal/descheduler"
+)
+
+type deschedulerFlags struct {
+	clusterFlags
+	profiles    []string
+	policy      string
+	dryRun      bool
+	printPolicy bool
+	output      string
+}
+
+func newDeschedulerCommand() *cobra.Command {
+	f := &deschedulerFlags{}
+	cmd := &cobra.Command{
+		Use:   "deschedule (--profile NAME... | --policy FILE)",
+		Short: "Run one descheduling cycle (sigs.k8s.io/descheduler) and print each eviction",
+		Long: "Run one cycle of the upstream descheduler against the cluster. Evictions go through the\n" +
+			"eviction API, so PodDisruptionBudgets hold; with --dry-run the API server is asked what it\n" +
+			"would allow and nothing changes. Profiles: " + strings.Join(descheduler.Profiles, ", ") + ".",
+		Args: cobra.NoArgs,
+		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, _ []string) error {
+			policy, err := f.policyBytes()
+			if err != nil {
+				return err
+			}
+			if f.printPolicy {
+				_, err := cmd.OutOrStdout().Write(policy)
+				return err
+			}
+			if f.output != "table" && f.output != "json" && f.output != "yaml" {
+				return fmt.Errorf("-o %q: use table, json or yaml", f.output)
+			}
+			cfg, err := p.RESTConfig(f.name)
+			if err != nil {
+				return err
+			}
+			report, err := descheduler.Run(cmd.Context(), descheduler.Options{Config: cfg, Policy: policy, DryRun: f.dryRun})
+			if err != nil {
+				return err
+			}
+			return printReport(cmd.OutOrStdout(), report, f.output)
+		}),
+	}
+	f.add(cmd)
+	fl := cmd.Flags()
+	fl.StringSliceVar(&f.profiles, "profile", nil, "named profile(s): "+strings.Join(descheduler.Profiles, ", "))
+	fl.StringVar(&f.policy, "policy", "", "a descheduler/v1alpha2 DeschedulerPolicy file")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "ask the API server what it would evict (PodDisruptionBudgets included); change nothing")
+	fl.BoolVar(&f.printPolicy, "print-policy", false, "print the policy the profiles expand to, and stop")
+	fl.StringVarP(&f.output, "output", "o", "table", "table, json or yaml")
+	return cmd
+}
+
+func (f *deschedulerFlags) policyBytes() ([]byte, error) {
+	switch {
+	case f.policy != "" && len(f.profiles) > 0:
+		return nil, errors.New("--policy and --profile: give one or the other")
+	case f.policy != "":
+		data, err := os.ReadFile(f.policy)
+		if err != nil {
+			return nil, fmt.Errorf("--policy: %w", err)
+		}
+		return data, nil
+	case len(f.profiles) > 0:
+		return descheduler.ProfilePolicy(f.profiles)
+	}
+	return nil, fmt.Errorf("--profile or --policy: required (profiles: %s)", strings.Join(descheduler.Profiles, ", "))
+}
+
+func printReport(w io.Writer, r *descheduler.Report, output string) error {
+	switch output {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	case "yaml":
+		data, err := yaml.Marshal(r)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "RESULT\tPOD\tNODE\tPLUGIN\tREASON")
+	counts := map[descheduler.Result]int{}
+	for _, e := range r.Evictions {
+		counts[e.Result]++
+		reason := e.Reason
+		if e.Message != "" {
+			reason = e.Message
+		}
+		if reason == "" {
+			reason = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\n", e.Result, e.Namespace, e.Pod, e.Node, e.Plugin, reason)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if r.DryRun {
+		_, err := fmt.Fprintf(w, "dry run: %d would be evicted, %d would be refused; nothing changed\n",
+			counts[descheduler.WouldEvict], counts[descheduler.WouldBeRefused])
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%d evicted, %d refused\n", counts[descheduler.Evicted], counts[descheduler.Refused])
+	return err
+}
