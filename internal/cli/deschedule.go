@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubesim/kubesim/internal/cluster"
@@ -50,6 +51,10 @@ func newDeschedulerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// The report is the output; upstream's log lines (such as
+			// Events still queued when the cycle ends) would only be noise.
+			klog.SetOutput(io.Discard)
+			klog.LogToStderr(false)
 			report, err := descheduler.Run(cmd.Context(), descheduler.Options{Config: cfg, Policy: policy, DryRun: f.dryRun})
 			if err != nil {
 				return err

@@ -329,21 +329,33 @@ func (t *tap) watchPods(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// vanish tells the descheduler's pod watches that pod was deleted.
+// vanish tells the descheduler's pod watches that pod was deleted, and
+// returns once their informers have taken it in: each watch event is read
+// only after the one before it was handed on, so two bookmarks written
+// after the deletion go through only once the deletion is queued.
 func (t *tap) vanish(pod *corev1.Pod) {
 	gone := pod.DeepCopy()
 	gone.APIVersion, gone.Kind = "v1", "Pod"
-	line, err := json.Marshal(map[string]any{"type": "DELETED", "object": gone})
+	deleted, err := json.Marshal(map[string]any{"type": "DELETED", "object": gone})
 	if err != nil {
 		return
 	}
-	line = append(line, '\n')
+	bookmark, err := json.Marshal(map[string]any{"type": "BOOKMARK", "object": map[string]any{
+		"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"resourceVersion": pod.ResourceVersion},
+	}})
+	if err != nil {
+		return
+	}
 	t.mu.Lock()
 	watches := t.podWatches
 	t.mu.Unlock()
 	for _, pw := range watches {
 		pw.mu.Lock()
-		_, _ = pw.out.Write(line)
+		for _, line := range [][]byte{deleted, bookmark, bookmark} {
+			if _, err := pw.out.Write(append(line, '\n')); err != nil {
+				break
+			}
+		}
 		pw.mu.Unlock()
 	}
 }
