@@ -113,8 +113,7 @@ spec:
         reason: ChainedStage
         lastTransitionTime: {{ Now | Quote }}
 `)
-		slow := testPod("slow-1")
-		slow.Labels = map[string]string{"speed": "slow"}
+		slow := labelledPod("slow-1", map[string]string{"speed": "slow"})
 		createPod(t, client, slow)
 		createPod(t, client, testPod("plain-1"))
 		waitPhase(t, client, "plain-1", corev1.PodRunning)
@@ -175,8 +174,7 @@ spec:
     event: {type: Normal, reason: Released, message: finalizer released}
     finalizers: {remove: [{value: example.com/hold}]}
 `)
-		p := testPod("fin-1")
-		p.Labels = map[string]string{"fin": "hold"}
+		p := labelledPod("fin-1", map[string]string{"fin": "hold"})
 		createPod(t, client, p)
 		eventually(t, 30*time.Second, "finalizer added and pod Running", func() error {
 			p := getPod(t, client, "fin-1")
@@ -206,8 +204,7 @@ spec:
   weight: 10
   next: {delete: true}
 `)
-		p := testPod("doomed-1")
-		p.Labels = map[string]string{"doomed": "true"}
+		p := labelledPod("doomed-1", map[string]string{"doomed": "true"})
 		createPod(t, client, p)
 		waitGone(t, client, "doomed-1")
 	})
@@ -227,8 +224,7 @@ spec:
   next:
     statusTemplate: 'phase: {{ fail "deliberately broken" }}'
 `)
-		p := testPod("broken-1")
-		p.Labels = map[string]string{"broken": "true"}
+		p := labelledPod("broken-1", map[string]string{"broken": "true"})
 		createPod(t, client, p)
 		createPod(t, client, testPod("fine-1"))
 		waitPhase(t, client, "fine-1", corev1.PodRunning)
@@ -360,8 +356,7 @@ spec:
 		e.kubectl("label", "node", "node-000002", "chaos.kubesim.io/node-")
 		waitNode(t, client, "node-000002", corev1.ConditionTrue)
 
-		crash := testPod("crash-1")
-		crash.Labels = map[string]string{"chaos.kubesim.io/pod": "crash-loop"}
+		crash := labelledPod("crash-1", map[string]string{"chaos.kubesim.io/pod": "crash-loop"})
 		crash.Annotations = map[string]string{"chaos.kubesim.io/restart-delay": "500ms", "chaos.kubesim.io/delay": "500ms"}
 		createPod(t, client, crash)
 		eventually(t, 30*time.Second, "restarts counted", func() error {
@@ -379,8 +374,7 @@ spec:
 			t.Errorf("kubectl shows %q", out)
 		}
 
-		failed := testPod("failed-1")
-		failed.Labels = map[string]string{"chaos.kubesim.io/pod": "failed"}
+		failed := labelledPod("failed-1", map[string]string{"chaos.kubesim.io/pod": "failed"})
 		createPod(t, client, failed)
 		waitPhase(t, client, "failed-1", corev1.PodFailed)
 	})
@@ -414,18 +408,12 @@ spec:
 		})
 		e.must("node", "start", "--name", "stages", node)
 		waitNode(t, client, node, corev1.ConditionTrue)
-		eventually(t, 60*time.Second, "evicted pod gone and node untainted", func() error {
+		waitUntainted(t, client, node)
+		eventually(t, 60*time.Second, "evicted pod gone", func() error {
 			for _, p := range runningPods(t, client, "app=victim") {
 				if p.Spec.NodeName == node {
 					return fmt.Errorf("pod %s still on %s", p.Name, node)
 				}
-			}
-			n, err := client.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if len(n.Spec.Taints) > 0 {
-				return fmt.Errorf("taints %v", n.Spec.Taints)
 			}
 			return nil
 		})
@@ -457,6 +445,12 @@ func TestRealisticStages(t *testing.T) {
 	if d := got.Status.StartTime.Sub(got.CreationTimestamp.Time); d < time.Second {
 		t.Errorf("realistic pod admitted %s after creation; want a delay", d)
 	}
+}
+
+func labelledPod(name string, labels map[string]string) *corev1.Pod {
+	p := testPod(name)
+	p.Labels = labels
+	return p
 }
 
 func createPod(t *testing.T, client kubernetes.Interface, p *corev1.Pod) {
@@ -601,14 +595,12 @@ func TestKWOKStageManifests(t *testing.T) {
 
 	// pod/chaos: a running container fails; an init container fails.
 	e.kubectl("apply", "-f", kwok("pod/chaos/"))
-	p = testPod("chaos-running")
+	p = labelledPod("chaos-running", map[string]string{"pod-container-running-failed.stage.kwok.x-k8s.io": "true"})
 	p.Annotations = zero
-	p.Labels = map[string]string{"pod-container-running-failed.stage.kwok.x-k8s.io": "true"}
 	createPod(t, client, p)
 	waitPhase(t, client, "chaos-running", corev1.PodFailed)
-	p = testPod("chaos-init")
+	p = labelledPod("chaos-init", map[string]string{"pod-init-container-running-failed.stage.kwok.x-k8s.io": "true"})
 	p.Annotations = zero
-	p.Labels = map[string]string{"pod-init-container-running-failed.stage.kwok.x-k8s.io": "true"}
 	p.Spec.InitContainers = []corev1.Container{{Name: "setup", Image: "busybox"}}
 	createPod(t, client, p)
 	waitPhase(t, client, "chaos-init", corev1.PodFailed)
