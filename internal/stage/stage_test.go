@@ -261,9 +261,9 @@ func TestCompileNamesTheBadField(t *testing.T) {
 
 // The KWOK project's published stages must parse and compile.
 func TestKWOKStagesCompile(t *testing.T) {
-	files, _ := filepath.Glob("../../../shared/kwok-stages/*/*/*.yaml")
-	if len(files) == 0 {
-		t.Skip("../shared/kwok-stages not present")
+	files, _ := filepath.Glob("../../test/e2e/testdata/kwok-stages/*/*/*.yaml")
+	if len(files) < 15 {
+		t.Fatalf("found %d of KWOK's 15 published stages in test/e2e/testdata/kwok-stages", len(files))
 	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
