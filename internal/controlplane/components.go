@@ -211,8 +211,11 @@ func writeSchedulerConfig(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 }
 
 func kubeletSimArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
-	// Four renewals per grace period, as a kubelet's 10s to upstream's 40s.
-	renew := c.NodeLifecycle.NodeMonitorGracePeriod.Duration / 4
+	// Two renewals per grace period (a kubelet does four: 10s of 40s).
+	// Lease renewals are most of a big idle cluster's writes — at 10,000
+	// nodes four per period kept the API server near two cores — and one
+	// late renewal still leaves half the grace period to spare.
+	renew := c.NodeLifecycle.NodeMonitorGracePeriod.Duration / 2
 	return []string{
 		"--kubeconfig=" + d.ComponentKubeconfig(kubeletSimName),
 		"--manage-all-nodes",

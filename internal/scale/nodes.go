@@ -161,6 +161,18 @@ func stamp(template *corev1.Node, i int, extra map[string]string) *corev1.Node {
 	}
 	maps.Copy(node.Labels, extra)
 	node.Labels["kubernetes.io/hostname"] = node.Name
+	// A kubelet registers its node with the OS and architecture labels in
+	// both their stable and beta forms; a missing beta one would cost each
+	// node a patch by the node-lifecycle controller, which adds it.
+	for stable, def := range map[string]string{corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64"} {
+		if node.Labels[stable] == "" {
+			node.Labels[stable] = def
+		}
+		beta := "beta." + stable
+		if node.Labels[beta] == "" {
+			node.Labels[beta] = node.Labels[stable]
+		}
+	}
 	return node
 }
 
