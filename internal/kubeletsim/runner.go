@@ -85,6 +85,9 @@ func newRunner(k kind, lifecycle *stage.Lifecycle, recorder record.EventRecorder
 // setLifecycle swaps in new stages and re-evaluates every object, so an
 // applied, changed or deleted Stage takes effect at once.
 func (r *runner) setLifecycle(l *stage.Lifecycle) {
+	if old := r.lifecycle.Load(); old != nil && old.Signature() == l.Signature() {
+		return // a Stage of another kind changed: nothing to re-evaluate here
+	}
 	r.lifecycle.Store(l)
 	for _, key := range r.kind.keys() {
 		r.queue.Add(key)

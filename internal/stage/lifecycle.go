@@ -3,6 +3,7 @@ package stage
 import (
 	"math/rand/v2"
 	"sort"
+	"strings"
 )
 
 // Lifecycle is the set of stages for one kind of object.
@@ -20,6 +21,16 @@ func NewLifecycle(group, kind string, stages []*Stage) *Lifecycle {
 	}
 	sort.Slice(l.stages, func(i, j int) bool { return l.stages[i].Name < l.stages[j].Name })
 	return l
+}
+
+// Signature names the lifecycle's stages and their revisions: equal
+// signatures mean the same stages.
+func (l *Lifecycle) Signature() string {
+	var b strings.Builder
+	for _, s := range l.stages {
+		b.WriteString(s.Name + "@" + s.Revision + ";")
+	}
+	return b.String()
 }
 
 // Stages lists the lifecycle's stages.
