@@ -21,13 +21,17 @@ func newKubectlCommand() *cobra.Command {
 		Use:   "kubectl [--name NAME] ARGS...",
 		Short: "Run the embedded kubectl against a cluster (context preset)",
 		Long: "Runs kubectl, built into kubesim, with the cluster's admin kubeconfig.\n" +
-			"--name, if given, must come before kubectl's own arguments.",
+			"--name, if given, must come before kubectl's own arguments; without it, the cluster of\n" +
+			"the current kubectl context (kubesim-NAME), else \"" + v1alpha1.DefaultClusterName + "\".",
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, args := splitNameFlag(args)
 			p, err := cluster.NewProvider("", cmd.ErrOrStderr())
 			if err != nil {
 				return err
+			}
+			if name == "" {
+				name = p.CurrentCluster()
 			}
 			kubeconfig, err := p.KubeconfigPath(name)
 			if err != nil {
@@ -39,10 +43,10 @@ func newKubectlCommand() *cobra.Command {
 	}
 }
 
-// splitNameFlag takes a leading --name NAME (or --name=NAME) off args; any
-// later --name belongs to kubectl (as in `kubectl expose --name`).
+// splitNameFlag takes a leading --name NAME (or --name=NAME) off args ("" if
+// none); any later --name belongs to kubectl (as in `kubectl expose --name`).
 func splitNameFlag(args []string) (string, []string) {
-	name := v1alpha1.DefaultClusterName
+	name := ""
 	for len(args) > 0 {
 		switch {
 		case args[0] == "--name" && len(args) > 1:

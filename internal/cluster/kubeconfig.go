@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/controlplane"
 )
@@ -110,3 +112,21 @@ func (p *Provider) modifyKubeconfig(change func(*clientcmdapi.Config)) error {
 // isLockErr reports whether err is client-go failing to take the lock
 // file (it exists: another writer is at work).
 func isLockErr(err error) bool { return errors.Is(err, os.ErrExist) }
+
+// CurrentCluster is the cluster the user's kubeconfig points at — its
+// current context is kubesim-<name> and that cluster exists — or the
+// default cluster name otherwise.
+func (p *Provider) CurrentCluster() string {
+	cfg, err := p.pathOptions().GetStartingConfig()
+	if err != nil {
+		return v1alpha1.DefaultClusterName
+	}
+	name, ok := strings.CutPrefix(cfg.CurrentContext, controlplane.ContextName(""))
+	if !ok {
+		return v1alpha1.DefaultClusterName
+	}
+	if _, _, err := p.open(name); err != nil {
+		return v1alpha1.DefaultClusterName
+	}
+	return name
+}

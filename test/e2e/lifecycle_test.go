@@ -70,6 +70,13 @@ func TestLifecycle(t *testing.T) {
 	if strings.Contains(out, "first") {
 		t.Errorf("blue shows a pod of the other cluster: %s", out)
 	}
+	// Without --name, kubectl follows the current context, now blue's.
+	if out := e.must("kubectl", "get", "pods").stdout; strings.Contains(out, "first") {
+		t.Errorf("kubectl without --name after creating blue shows the first cluster: %s", out)
+	}
+	if out := e.must("kubectl", "--name", "kubesim", "get", "pods").stdout; !strings.Contains(out, "first") {
+		t.Errorf("kubectl --name kubesim: %s", out)
+	}
 	list := e.must("get", "clusters").stdout
 	for _, want := range []string{"NAME", "STATUS", "API SERVER", "AGE", "kubesim", "blue", "running", "https://127.0.0.1:"} {
 		if !strings.Contains(list, want) {
