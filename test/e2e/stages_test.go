@@ -321,16 +321,12 @@ spec:
         - ip: 192.0.2.10
 `)
 		e.kubectl("create", "service", "loadbalancer", "web", "--tcp=80:80")
-		eventually(t, 30*time.Second, "LoadBalancer ingress", func() error {
-			svc, err := client.CoreV1().Services("default").Get(context.Background(), "web", metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if ing := svc.Status.LoadBalancer.Ingress; len(ing) != 1 || ing[0].IP != "192.0.2.10" {
-				return fmt.Errorf("ingress %v", ing)
-			}
-			return nil
-		})
+		waitIngress(t, client, "web", "192.0.2.10")
+		// A changed Stage takes effect at once, for the next Service.
+		e.kubectl("patch", "stage", "service-load-balancer", "--type=merge", "-p",
+			`{"spec":{"next":{"statusTemplate":"loadBalancer:\n  ingress:\n  - ip: 192.0.2.20\n"}}}`)
+		e.kubectl("create", "service", "loadbalancer", "api", "--tcp=443:443")
+		waitIngress(t, client, "api", "192.0.2.20")
 		// The CRD may still be settling: apply until the kind is served.
 		eventually(t, 30*time.Second, "widget created", func() error {
 			f := filepath.Join(t.TempDir(), "widget.yaml")
@@ -445,6 +441,20 @@ func TestRealisticStages(t *testing.T) {
 	if d := got.Status.StartTime.Sub(got.CreationTimestamp.Time); d < time.Second {
 		t.Errorf("realistic pod admitted %s after creation; want a delay", d)
 	}
+}
+
+func waitIngress(t *testing.T, client kubernetes.Interface, service, ip string) {
+	t.Helper()
+	eventually(t, 30*time.Second, "LoadBalancer ingress of "+service, func() error {
+		svc, err := client.CoreV1().Services("default").Get(context.Background(), service, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if ing := svc.Status.LoadBalancer.Ingress; len(ing) != 1 || ing[0].IP != ip {
+			return fmt.Errorf("ingress %v", ing)
+		}
+		return nil
+	})
 }
 
 func labelledPod(name string, labels map[string]string) *corev1.Pod {
