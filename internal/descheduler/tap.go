@@ -101,7 +101,9 @@ func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := req.Context()
 	pod, err := t.reader.CoreV1().Pods(ev.Namespace).Get(ctx, ev.Pod, metav1.GetOptions{})
-	if err == nil {
+	if err != nil {
+		pod = nil // client-go hands back an empty pod with errors
+	} else {
 		ev.Node = pod.Spec.NodeName
 	}
 	var budgets []string

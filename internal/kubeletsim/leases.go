@@ -51,13 +51,14 @@ func newLeases(client coordinationclient.LeasesGetter, holder string, duration, 
 	}
 }
 
-// setStopped stops or resumes renewing node's Lease, and reports whether
-// that changed anything. A stopped Lease lapses, as a dead kubelet's does.
-func (l *leases) setStopped(name string, stopped bool) bool {
+// setStopped stops or resumes renewing node's Lease. A stopped Lease
+// lapses, as a dead kubelet's does.
+func (l *leases) setStopped(name string, stopped bool) {
 	l.mu.Lock()
 	changed := l.stopped[name] != stopped
 	if stopped {
 		l.stopped[name] = true
+		delete(l.held, name) // held again once renewed after a start
 	} else {
 		delete(l.stopped, name)
 	}
@@ -65,7 +66,6 @@ func (l *leases) setStopped(name string, stopped bool) bool {
 	if changed && !stopped {
 		l.queue.Add(name) // renew at once
 	}
-	return changed
 }
 
 // want asks for node's Lease to be taken and kept.
@@ -132,11 +132,12 @@ func (l *leases) renew(ctx context.Context, name string) {
 	wasHeld := lease != nil
 	next, err := l.write(ctx, name, uid, lease)
 	l.mu.Lock()
-	if _, still := l.wanted[name]; still && next != nil {
-		l.held[name] = next
-	} else {
+	switch _, still := l.wanted[name]; {
+	case !still || (err == nil && next == nil):
 		delete(l.held, name)
-	}
+	case err == nil:
+		l.held[name] = next
+	} // on an error our copy stays, to be renewed on the retry
 	l.mu.Unlock()
 	switch {
 	case err != nil:
@@ -163,20 +164,31 @@ func (l *leases) write(ctx context.Context, name string, uid types.UID, lease *c
 		renewed := lease.DeepCopy()
 		renewed.Spec.RenewTime = &now
 		out, err := leases.Update(ctx, renewed, metav1.UpdateOptions{})
-		if err == nil || !apierrors.IsConflict(err) {
-			return out, err
+		if err == nil {
+			return out, nil
+		}
+		// Changed or deleted by someone else: look at it afresh below.
+		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			return nil, err
 		}
 	}
 	if lease == nil {
 		// A new node has no Lease yet: try making it before looking.
 		created, err := leases.Create(ctx, l.newLease(name, uid, now), metav1.CreateOptions{})
-		if err == nil || !apierrors.IsAlreadyExists(err) {
-			return created, err
+		if err == nil {
+			return created, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return nil, err
 		}
 	}
 	current, err := leases.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return leases.Create(ctx, l.newLease(name, uid, now), metav1.CreateOptions{})
+		created, err := leases.Create(ctx, l.newLease(name, uid, now), metav1.CreateOptions{})
+		if err != nil {
+			return nil, err // client-go hands back an empty object with errors
+		}
+		return created, nil
 	}
 	if err != nil {
 		return nil, err
@@ -185,8 +197,13 @@ func (l *leases) write(ctx context.Context, name string, uid types.UID, lease *c
 		return nil, nil
 	}
 	taken := current.DeepCopy()
-	taken.Spec = l.newLease(name, uid, now).Spec
-	return leases.Update(ctx, taken, metav1.UpdateOptions{})
+	fresh := l.newLease(name, uid, now)
+	taken.Spec, taken.OwnerReferences = fresh.Spec, fresh.OwnerReferences // the node may be a namesake
+	out, err := leases.Update(ctx, taken, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // free reports whether a Lease is ours, unheld or lapsed.

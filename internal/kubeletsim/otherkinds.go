@@ -132,6 +132,7 @@ func (o *otherKinds) start(gk schema.GroupKind, lifecycle *stage.Lifecycle) (*ot
 		if cache.WaitForCacheSync(ctx.Done(), k.informer.HasSynced) {
 			k.runner.run(ctx, 4)
 		}
+		k.runner.queue.ShutDown()
 	}()
 	klog.InfoS("following kind for its stages", "kind", gk, "resource", gvr)
 	return k, nil

@@ -167,10 +167,14 @@ func (r *runner) sync(ctx context.Context, key string) error {
 	if r.stale(key, obj) {
 		return nil // our own write is on its way; its event brings us back
 	}
-	return r.step(ctx, key, obj)
+	return r.step(ctx, key, obj, 0)
 }
 
-func (r *runner) step(ctx context.Context, key string, obj runtime.Object) error {
+// maxChain bounds immediateNextStage chains, so a stage that matches its
+// own result cannot loop forever.
+const maxChain = 16
+
+func (r *runner) step(ctx context.Context, key string, obj runtime.Object, depth int) error {
 	m, err := toMap(obj)
 	if err != nil {
 		return err
@@ -202,7 +206,11 @@ func (r *runner) step(ctx context.Context, key string, obj runtime.Object) error
 		return fmt.Errorf("stage %s: %w", st.Name, err)
 	}
 	if next != nil && st.Spec.ImmediateNextStage && r.kind.managed(next) {
-		return r.step(ctx, key, next)
+		if depth >= maxChain {
+			r.queue.Add(key) // go on, but through the queue
+			return nil
+		}
+		return r.step(ctx, key, next, depth+1)
 	}
 	return nil
 }

@@ -336,9 +336,9 @@ func (s *Simulator) nodeChanged(obj any) {
 		return
 	}
 	s.leases.want(node)
-	if s.leases.setStopped(node.Name, Stopped(node)) && !Stopped(node) {
-		s.nodeAcquired(node.Name) // started again: catch up on it and its pods
-	}
+	// Started again, its Lease is renewed at once and, held again, the node
+	// and its pods get their turn (nodeAcquired).
+	s.leases.setStopped(node.Name, Stopped(node))
 	s.nodeRunner.enqueue(node)
 }
 

@@ -152,6 +152,20 @@ func testAPIServerRestart(t *testing.T, e *env, client kubernetes.Interface) {
 		_, err := client.CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{})
 		return err
 	})
+	// Renewals that failed while it was down must not wedge the Leases.
+	back := time.Now()
+	eventually(t, 30*time.Second, "every node Lease renewed after the restart", func() error {
+		leases, err := client.CoordinationV1().Leases("kube-node-lease").List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, l := range leases.Items {
+			if l.Spec.RenewTime == nil || l.Spec.RenewTime.Before(&metav1.MicroTime{Time: back}) {
+				return fmt.Errorf("lease %s last renewed %v", l.Name, l.Spec.RenewTime)
+			}
+		}
+		return nil
+	})
 	scaleDeployment(t, client, "web", 26)
 	waitPods(t, client, "app=web", 26)
 	checkPodIPs(t, client, "app=web")
