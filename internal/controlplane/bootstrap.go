@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
@@ -44,27 +43,35 @@ func bootstrap(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
 	if err := installStageCRD(ctx, d); err != nil {
 		return fmt.Errorf("Stage CRD: %w", err)
 	}
+	kubeletSimRole, err := embeddedRole(deploy.KubeletSimClusterRole)
+	if err != nil {
+		return err
+	}
+	deschedulerRole, err := embeddedRole(deploy.DeschedulerClusterRole)
+	if err != nil {
+		return err
+	}
 	for _, b := range []struct {
-		manifest []byte
-		role     *rbacv1.ClusterRole
-		user     string
+		role *rbacv1.ClusterRole
+		user string
 	}{
-		{deploy.KubeletSimClusterRole, nil, kubeletSimUser},
-		{nil, anyKindRole, kubeletSimUser},
-		{deploy.DeschedulerClusterRole, nil, deschedulerUser},
+		{kubeletSimRole, kubeletSimUser},
+		{anyKindRole, kubeletSimUser},
+		{deschedulerRole, deschedulerUser},
 	} {
-		role := b.role
-		if role == nil {
-			role = &rbacv1.ClusterRole{}
-			if err := yaml.UnmarshalStrict(b.manifest, role); err != nil {
-				return fmt.Errorf("embedded role for %s: %w", b.user, err)
-			}
-		}
-		if err := bindRole(ctx, client, role, b.user); err != nil {
+		if err := bindRole(ctx, client, b.role, b.user); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func embeddedRole(manifest []byte) (*rbacv1.ClusterRole, error) {
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.UnmarshalStrict(manifest, role); err != nil {
+		return nil, fmt.Errorf("embedded ClusterRole: %w", err)
+	}
+	return role, nil
 }
 
 // bindRole creates (or brings up to date) a ClusterRole and binds it to user.
@@ -100,7 +107,7 @@ func installStageCRD(ctx context.Context, d clusterdir.Dir) error {
 	if err := yaml.UnmarshalStrict(deploy.StageCRD, crd); err != nil {
 		return fmt.Errorf("embedded CRD: %w", err)
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", d.Kubeconfig())
+	cfg, err := AdminConfig(d)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
@@ -110,14 +111,14 @@ func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.dryRun {
 		if t.evictedBefore(ev) {
 			// Already on its way out in this (dry) cycle: as if gone.
-			return statusResponse(req, http.StatusNotFound, "NotFound", fmt.Sprintf("pods %q not found", ev.Pod)), nil
+			return statusResponse(req, apierrors.NewNotFound(corev1.Resource("pods"), ev.Pod)), nil
 		}
 		if pod != nil {
 			var blocked bool
 			if budgets, blocked = t.budgets(ctx, pod.Namespace, pod.Labels); blocked {
 				ev.Result, ev.Message = WouldBeRefused, pdbRefusal
 				t.record(ev)
-				return statusResponse(req, http.StatusTooManyRequests, "TooManyRequests", pdbRefusal), nil
+				return statusResponse(req, apierrors.NewTooManyRequests(pdbRefusal, 0)), nil
 			}
 		}
 		q := req.URL.Query()
@@ -271,10 +272,12 @@ func echo(req *http.Request) (*http.Response, error) {
 	return response(req, status, req.Header.Get("Content-Type"), body), nil
 }
 
-// statusResponse is the API server's way of saying no.
-func statusResponse(req *http.Request, code int, reason, message string) *http.Response {
-	body := fmt.Appendf(nil, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":%q,"reason":%q,"code":%d}`, message, reason, code)
-	return response(req, code, "application/json", body)
+// statusResponse answers as the API server does when it says no.
+func statusResponse(req *http.Request, err *apierrors.StatusError) *http.Response {
+	status := err.Status()
+	status.Kind, status.APIVersion = "Status", "v1"
+	body, _ := json.Marshal(status)
+	return response(req, int(status.Code), "application/json", body)
 }
 
 func response(req *http.Request, status int, contentType string, body []byte) *http.Response {
