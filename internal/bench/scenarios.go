@@ -127,3 +127,42 @@ func Deployment(ctx context.Context, c *Cluster, nodes, replicas int) ([]Phase, 
 	})
 	return append(nodePhase, up), err
 }
+
+// Floor measures the control plane alone, with no simulator in the
+// cluster: n pods created (bound to one node), the same pods deleted at
+// once, and nodes nodes created. Every simulated pod or node needs these
+// writes and more, so these times are the least any simulator can take for
+// the same objects on this machine.
+func Floor(ctx context.Context, c *Cluster, nodes, n int) ([]Phase, error) {
+	if err := scale.Nodes(ctx, c.Client, scale.Options{Replicas: 1}); err != nil {
+		return nil, err
+	}
+	counter := newPodCounter(ctx, c.Client)
+	defer counter.stop()
+	created, err := c.Measure("floor: pods created (nothing else)", n, func() error {
+		return parallel(ctx, n, func(ctx context.Context, i int) error {
+			_, err := c.Client.CoreV1().Pods(Namespace).Create(ctx, benchPod(fmt.Sprintf("pod-%06d", i), bigNodeName, nil), metav1.CreateOptions{})
+			return err
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Grace 0: one write per pod, where a graceful delete takes two.
+	deleted, err := c.Measure("floor: pods deleted at once and gone", n, func() error {
+		err := parallel(ctx, n, func(ctx context.Context, i int) error {
+			return c.Client.CoreV1().Pods(Namespace).Delete(ctx, fmt.Sprintf("pod-%06d", i), metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))})
+		})
+		if err != nil {
+			return err
+		}
+		return counter.waitFor(ctx, 10*time.Minute, "pods gone", gone)
+	})
+	if err != nil {
+		return []Phase{created}, err
+	}
+	nodesCreated, err := c.Measure("floor: nodes created (nothing else)", nodes, func() error {
+		return scale.Nodes(ctx, c.Client, scale.Options{Replicas: nodes})
+	})
+	return []Phase{created, deleted, nodesCreated}, err
+}

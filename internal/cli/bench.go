@@ -43,6 +43,12 @@ func newBenchCommand() *cobra.Command {
 					return bench.Deployment(ctx, c, f.nodes, f.pods)
 				}
 			}),
+		newBenchScenarioCommand("floor", "Time the control plane alone (no simulator) creating N pods, deleting them, and creating M nodes",
+			func(f *benchFlags) benchFunc {
+				return func(ctx context.Context, c *bench.Cluster) ([]bench.Phase, error) {
+					return bench.Floor(ctx, c, f.nodes, f.pods)
+				}
+			}, withoutKubeletSim),
 	)
 	return cmd
 }
@@ -58,7 +64,7 @@ type benchFlags struct {
 
 // newBenchScenarioCommand runs a scenario in a throwaway cluster and
 // prints its phases.
-func newBenchScenarioCommand(use, short string, scenario func(*benchFlags) benchFunc) *cobra.Command {
+func newBenchScenarioCommand(use, short string, scenario func(*benchFlags) benchFunc, configure ...func(*v1alpha1.Cluster)) *cobra.Command {
 	f := &benchFlags{}
 	cmd := &cobra.Command{
 		Use:   use,
@@ -85,6 +91,9 @@ func newBenchScenarioCommand(use, short string, scenario func(*benchFlags) bench
 				}
 			}
 			cfg.Name = name
+			for _, conf := range configure {
+				conf(cfg)
+			}
 			c, err := bench.NewCluster(ctx, home, cfg, io.Discard)
 			if err != nil {
 				return err
@@ -106,6 +115,9 @@ func newBenchScenarioCommand(use, short string, scenario func(*benchFlags) bench
 	cmd.Flags().StringVar(&f.config, "config", "", "a kubesim.io/v1alpha1 Cluster file for the throwaway cluster (its name is replaced)")
 	return cmd
 }
+
+// withoutKubeletSim leaves the simulator out of a benchmark's cluster.
+func withoutKubeletSim(c *v1alpha1.Cluster) { c.DisableKubeletSim = true }
 
 // lifecycleSteps are the steps `bench create` times, in order.
 var lifecycleSteps = []string{"create", "stop", "start", "delete"}

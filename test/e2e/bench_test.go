@@ -1,0 +1,44 @@
+package e2e
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestBenchScenarios runs each `kubesim bench` scenario small: each must
+// finish, report every phase with its count, and leave no cluster behind.
+// Speed itself is the benchmarks' business, not this test's.
+func TestBenchScenarios(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		args   []string
+		phases []string
+		// sim says whether the kubelet simulator runs in the cluster.
+		sim bool
+	}{
+		{[]string{"nodes", "--nodes", "5"}, []string{"nodes created and Ready: 5 in"}, true},
+		{[]string{"pods", "--pods", "20"}, []string{"pods (nodeName set) created and Running: 20 in", "pods deleted and gone: 20 in"}, true},
+		{[]string{"deployment", "--nodes", "3", "--pods", "12"}, []string{"nodes created and Ready: 3 in", "deployment pods scheduled and Running: 12 in"}, true},
+		{[]string{"floor", "--nodes", "5", "--pods", "20"}, []string{"floor: pods created (nothing else): 20 in", "floor: pods deleted at once and gone: 20 in", "floor: nodes created (nothing else): 5 in"}, false},
+	} {
+		t.Run(tc.args[0], func(t *testing.T) {
+			r := e.must(append([]string{"bench"}, tc.args...)...)
+			for _, p := range tc.phases {
+				if !strings.Contains(r.stdout, p) {
+					t.Errorf("bench %v: no phase %q in:\n%s", tc.args, p, r.stdout)
+				}
+			}
+			// Each phase has its per-component table; the API server is always in it.
+			if got := strings.Count(r.stdout, "kube-apiserver"); got != len(tc.phases) {
+				t.Errorf("bench %v: %d kube-apiserver rows for %d phases:\n%s", tc.args, got, len(tc.phases), r.stdout)
+			}
+			if sim := regexp.MustCompile(`(?m)^\s+kubelet-sim\s`).MatchString(r.stdout); sim != tc.sim {
+				t.Errorf("bench %v: kubelet-sim row present = %v, want %v:\n%s", tc.args, sim, tc.sim, r.stdout)
+			}
+			if out := e.must("get", "clusters").stdout; strings.Contains(out, "bench-") {
+				t.Errorf("bench %v left a cluster behind:\n%s", tc.args, out)
+			}
+		})
+	}
+}
