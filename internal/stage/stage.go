@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
-	"text/template"
 	"time"
 
 	"github.com/itchyny/gojq"
@@ -29,13 +28,13 @@ type Stage struct {
 	weightFrom     *gojq.Code
 	durationFrom   *gojq.Code
 	jitterFrom     *gojq.Code
-	statusTemplate *template.Template
+	statusTemplate *renderer
 	patches        []patch
 }
 
 type patch struct {
 	spec     v1alpha1.StagePatch
-	template *template.Template
+	template *renderer
 }
 
 // Compile checks a Stage and prepares it for evaluation. Errors name the

@@ -2,13 +2,16 @@ package stage
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"text/template"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubesim/kubesim/apis/kwok/v1alpha1"
@@ -277,6 +280,64 @@ func TestKWOKStagesCompile(t *testing.T) {
 		}
 		if _, err := Compile(s); err != nil {
 			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// Renders reuse template clones: each must see only its own helpers, even
+// when many run at once, and a render without a helper must not find the
+// one an earlier render bound.
+func TestRendersKeepTheirOwnHelpers(t *testing.T) {
+	s, err := Compile(&v1alpha1.Stage{
+		ObjectMeta: metav1.ObjectMeta{Name: "named"},
+		Spec: v1alpha1.StageSpec{
+			ResourceRef: v1alpha1.StageResourceRef{APIGroup: "v1", Kind: "Node"},
+			Next:        v1alpha1.StageNext{StatusTemplate: "name: {{ NodeName }}"},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			want := fmt.Sprintf("node-%d", i)
+			patches, err := s.Render(map[string]any{}, template.FuncMap{"NodeName": func() string { return want }})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if got := string(patches[0].Data); got != `{"status":{"name":"`+want+`"}}` {
+				t.Errorf("render for %s gave %s", want, got)
+			}
+		})
+	}
+	wg.Wait()
+	if _, err := s.Render(map[string]any{}, nil); err == nil || !strings.Contains(err.Error(), "NodeName is not available") {
+		t.Fatalf("render without NodeName: got %v, want 'NodeName is not available'", err)
+	}
+}
+
+// BenchmarkPodReady is the simulator's hottest path: matching a new pod
+// against the built-in stages and rendering pod-ready for it.
+func BenchmarkPodReady(b *testing.B) {
+	stages, err := Builtin("fast")
+	if err != nil {
+		b.Fatal(err)
+	}
+	lc := NewLifecycle("", "Pod", stages)
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(pendingPod), &m); err != nil {
+		b.Fatal(err)
+	}
+	pod := Normalize(m).(map[string]any)
+	for b.Loop() {
+		st := lc.Match(pod)
+		if st == nil {
+			b.Fatal("no stage matches a pending pod")
+		}
+		if _, err := st.Render(pod, testFuncs); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
