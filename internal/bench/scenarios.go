@@ -74,11 +74,7 @@ func PodsOnOneNode(ctx context.Context, c *Cluster, n int) ([]Phase, error) {
 	counter := newPodCounter(ctx, c.Client)
 	defer counter.stop()
 	up, err := c.Measure("pods (nodeName set) created and Running", n, func() error {
-		err := parallel(ctx, n, func(ctx context.Context, i int) error {
-			_, err := c.Client.CoreV1().Pods(Namespace).Create(ctx, benchPod(fmt.Sprintf("pod-%06d", i), bigNodeName, nil), metav1.CreateOptions{})
-			return err
-		})
-		if err != nil {
+		if err := createPods(ctx, c, n); err != nil {
 			return err
 		}
 		return counter.waitFor(ctx, 10*time.Minute, "pods Running", running(n))
@@ -87,10 +83,7 @@ func PodsOnOneNode(ctx context.Context, c *Cluster, n int) ([]Phase, error) {
 		return nil, err
 	}
 	down, err := c.Measure("pods deleted and gone", n, func() error {
-		err := parallel(ctx, n, func(ctx context.Context, i int) error {
-			return c.Client.CoreV1().Pods(Namespace).Delete(ctx, fmt.Sprintf("pod-%06d", i), metav1.DeleteOptions{})
-		})
-		if err != nil {
+		if err := deletePods(ctx, c, n, metav1.DeleteOptions{}); err != nil {
 			return err
 		}
 		return counter.waitFor(ctx, 10*time.Minute, "pods gone", gone)
@@ -140,20 +133,14 @@ func Floor(ctx context.Context, c *Cluster, nodes, n int) ([]Phase, error) {
 	counter := newPodCounter(ctx, c.Client)
 	defer counter.stop()
 	created, err := c.Measure("floor: pods created (nothing else)", n, func() error {
-		return parallel(ctx, n, func(ctx context.Context, i int) error {
-			_, err := c.Client.CoreV1().Pods(Namespace).Create(ctx, benchPod(fmt.Sprintf("pod-%06d", i), bigNodeName, nil), metav1.CreateOptions{})
-			return err
-		})
+		return createPods(ctx, c, n)
 	})
 	if err != nil {
 		return nil, err
 	}
 	// Grace 0: one write per pod, where a graceful delete takes two.
 	deleted, err := c.Measure("floor: pods deleted at once and gone", n, func() error {
-		err := parallel(ctx, n, func(ctx context.Context, i int) error {
-			return c.Client.CoreV1().Pods(Namespace).Delete(ctx, fmt.Sprintf("pod-%06d", i), metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))})
-		})
-		if err != nil {
+		if err := deletePods(ctx, c, n, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))}); err != nil {
 			return err
 		}
 		return counter.waitFor(ctx, 10*time.Minute, "pods gone", gone)
@@ -166,3 +153,20 @@ func Floor(ctx context.Context, c *Cluster, nodes, n int) ([]Phase, error) {
 	})
 	return []Phase{created, deleted, nodesCreated}, err
 }
+
+// createPods creates pod-000000 … bound to bigNodeName, n of them.
+func createPods(ctx context.Context, c *Cluster, n int) error {
+	return parallel(ctx, n, func(ctx context.Context, i int) error {
+		_, err := c.Client.CoreV1().Pods(Namespace).Create(ctx, benchPod(podName(i), bigNodeName, nil), metav1.CreateOptions{})
+		return err
+	})
+}
+
+// deletePods deletes the pods createPods made.
+func deletePods(ctx context.Context, c *Cluster, n int, opts metav1.DeleteOptions) error {
+	return parallel(ctx, n, func(ctx context.Context, i int) error {
+		return c.Client.CoreV1().Pods(Namespace).Delete(ctx, podName(i), opts)
+	})
+}
+
+func podName(i int) string { return fmt.Sprintf("pod-%06d", i) }
