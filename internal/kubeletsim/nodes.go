@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubesim/kubesim/internal/stage"
 )
@@ -50,9 +49,11 @@ func (k *nodeKind) funcs(obj runtime.Object) template.FuncMap {
 	}
 }
 
+func (k *nodeKind) traits() stage.Traits { return stage.Traits{} }
+
 func (k *nodeKind) patch(ctx context.Context, obj runtime.Object, p stage.Patch) (runtime.Object, error) {
 	node := obj.(*corev1.Node)
-	return k.s.client.CoreV1().Nodes().Patch(ctx, node.Name, patchType(p, types.StrategicMergePatchType), p.Data, metav1.PatchOptions{}, subresources(p)...)
+	return k.s.client.CoreV1().Nodes().Patch(ctx, node.Name, p.Type, p.Data, metav1.PatchOptions{}, p.Subresources()...)
 }
 
 func (k *nodeKind) remove(ctx context.Context, obj runtime.Object) error {
@@ -73,10 +74,3 @@ func nodeConditions() []map[string]string {
 }
 
 func (s *Simulator) kubeletVersion() string { return "kubesim-" + s.opts.Version }
-
-func subresources(p stage.Patch) []string {
-	if p.Subresource == "" {
-		return nil
-	}
-	return []string{p.Subresource}
-}

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
@@ -64,9 +63,11 @@ func (k *podKind) funcs(obj runtime.Object) template.FuncMap {
 	}
 }
 
+func (k *podKind) traits() stage.Traits { return stage.Traits{} }
+
 func (k *podKind) patch(ctx context.Context, obj runtime.Object, p stage.Patch) (runtime.Object, error) {
 	pod := obj.(*corev1.Pod)
-	return k.s.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, patchType(p, types.StrategicMergePatchType), p.Data, metav1.PatchOptions{}, subresources(p)...)
+	return k.s.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, p.Type, p.Data, metav1.PatchOptions{}, p.Subresources()...)
 }
 
 // remove deletes the pod at once, as a kubelet does once its containers
