@@ -12,9 +12,6 @@ import (
 	"github.com/kubesim/kubesim/internal/stage"
 )
 
-// kubeletPort is the port simulated kubelets report as their endpoint.
-const kubeletPort = 10250
-
 // nodeKind is how the stage runner reads and changes Nodes.
 type nodeKind struct{ s *Simulator }
 
@@ -43,7 +40,7 @@ func (k *nodeKind) funcs(obj runtime.Object) template.FuncMap {
 	return template.FuncMap{
 		"NodeIP":         func() (string, error) { return k.s.nodeIP(node) },
 		"NodeName":       func() string { return node.Name },
-		"NodePort":       func() int { return kubeletPort },
+		"NodePort":       func() int { return k.s.opts.KubeletPort },
 		"NodeConditions": nodeConditions,
 		"Version":        k.s.kubeletVersion,
 	}

@@ -18,9 +18,17 @@ import (
 // by default: the annotation KWOK users already put on their fake nodes.
 const FakeNodeAnnotation = "kwok.x-k8s.io/node"
 
+// DefaultKubeletPort is the port simulated nodes advertise for their
+// kubelet unless told otherwise: a real kubelet's.
+const DefaultKubeletPort = 10250
+
 // Options configure a simulator.
 type Options struct {
+	// Config reaches the cluster; if nil, Run builds it from Kubeconfig.
 	Config *rest.Config
+	// Kubeconfig is the cluster's kubeconfig file; empty means the
+	// in-cluster configuration.
+	Kubeconfig string
 	// ManageAllNodes manages every node (as in a kubesim cluster);
 	// otherwise nodes must match both selectors below.
 	ManageAllNodes bool
@@ -43,6 +51,8 @@ type Options struct {
 	Version string
 	// StageSet is the built-in stage set: fast or realistic.
 	StageSet string
+	// KubeletPort is the port simulated nodes advertise for their kubelet.
+	KubeletPort int
 }
 
 // DefaultOptions are what `kubesim kubelet-sim` starts from.
@@ -56,11 +66,13 @@ func DefaultOptions() Options {
 		PodIPRange:         "10.244.0.0/16",
 		Version:            "dev",
 		StageSet:           stage.Sets[0],
+		KubeletPort:        DefaultKubeletPort,
 	}
 }
 
 // AddFlags binds the options to command-line flags.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig of the cluster (empty: in-cluster configuration)")
 	fs.BoolVar(&o.ManageAllNodes, "manage-all-nodes", o.ManageAllNodes, "manage every node of the cluster")
 	fs.StringVar(&o.NodeSelector, "node-selector", o.NodeSelector, "manage nodes with these labels (a label selector)")
 	fs.StringVar(&o.NodeAnnotationSelector, "node-annotation-selector", o.NodeAnnotationSelector,
@@ -71,6 +83,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.NodeIPRange, "node-ip-range", o.NodeIPRange, "CIDR node InternalIPs are taken from")
 	fs.StringVar(&o.StageSet, "stages", o.StageSet, "built-in stage set: "+strings.Join(stage.Sets, " or ")+"; the cluster's Stage objects add to it")
 	fs.StringVar(&o.PodIPRange, "pod-ip-range", o.PodIPRange, "CIDR for pods on nodes without spec.podCIDR")
+	fs.IntVar(&o.KubeletPort, "kubelet-port", o.KubeletPort, "port simulated nodes advertise for their kubelet")
 }
 
 // nodeFilter decides which nodes are candidates to manage.

@@ -23,6 +23,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
@@ -52,6 +53,13 @@ const podsByNodeIndex = "node"
 
 // Run simulates until ctx ends.
 func Run(ctx context.Context, opts Options) error {
+	if opts.Config == nil {
+		cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+		if err != nil {
+			return fmt.Errorf("--kubeconfig: %w", err)
+		}
+		opts.Config = cfg
+	}
 	s, err := newSimulator(opts)
 	if err != nil {
 		return err
