@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/kubesim/kubesim/internal/stage"
 )
@@ -51,6 +52,7 @@ type runner struct {
 	lifecycle atomic.Pointer[stage.Lifecycle]
 	queue     workqueue.TypedRateLimitingInterface[string]
 	recorder  record.EventRecorder
+	clock     clock.PassiveClock // when delays end; a fake one in tests
 
 	mu sync.Mutex
 	// due is the stage each waiting object is scheduled for, and when.
@@ -70,6 +72,7 @@ func newRunner(k kind, lifecycle *stage.Lifecycle, recorder record.EventRecorder
 	r := &runner{
 		kind:     k,
 		recorder: recorder,
+		clock:    clock.RealClock{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 30*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: k.name()}),
@@ -182,7 +185,7 @@ func (r *runner) step(ctx context.Context, key string, obj runtime.Object, depth
 		r.forget(key)
 		return nil
 	}
-	now := time.Now()
+	now := r.clock.Now()
 	r.mu.Lock()
 	s, ok := r.due[key]
 	if !ok || s.stage != st.Name || s.revision != st.Revision {
