@@ -3,7 +3,6 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/kubesim/kubesim/internal/components"
 	"github.com/kubesim/kubesim/internal/kubeletsim"
 	"github.com/kubesim/kubesim/internal/version"
 )
@@ -11,16 +10,14 @@ import (
 func newKubeletSimCommand() *cobra.Command {
 	opts := kubeletsim.DefaultOptions()
 	opts.Version = version.Version
-	var kubeconfig string
 	cmd := &cobra.Command{
 		Use:   "kubelet-sim --kubeconfig FILE",
 		Short: "Simulate the kubelets of any cluster's fake nodes (annotated kwok.x-k8s.io/node=fake by default)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return components.RunKubeletSim(cmd.Context(), kubeconfig, opts)
+			return kubeletsim.Run(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (empty: in-cluster configuration)")
 	opts.AddFlags(cmd.Flags())
 	return cmd
 }

@@ -8,13 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubesim/kubesim/internal/stage"
 )
-
-// kubeletPort is the port simulated kubelets report as their endpoint.
-const kubeletPort = 10250
 
 // nodeKind is how the stage runner reads and changes Nodes.
 type nodeKind struct{ s *Simulator }
@@ -44,15 +40,17 @@ func (k *nodeKind) funcs(obj runtime.Object) template.FuncMap {
 	return template.FuncMap{
 		"NodeIP":         func() (string, error) { return k.s.nodeIP(node) },
 		"NodeName":       func() string { return node.Name },
-		"NodePort":       func() int { return kubeletPort },
+		"NodePort":       func() int { return k.s.opts.KubeletPort },
 		"NodeConditions": nodeConditions,
 		"Version":        k.s.kubeletVersion,
 	}
 }
 
+func (k *nodeKind) traits() stage.Traits { return stage.Traits{} }
+
 func (k *nodeKind) patch(ctx context.Context, obj runtime.Object, p stage.Patch) (runtime.Object, error) {
 	node := obj.(*corev1.Node)
-	return k.s.client.CoreV1().Nodes().Patch(ctx, node.Name, patchType(p, types.StrategicMergePatchType), p.Data, metav1.PatchOptions{}, subresources(p)...)
+	return k.s.client.CoreV1().Nodes().Patch(ctx, node.Name, p.Type, p.Data, metav1.PatchOptions{}, p.Subresources()...)
 }
 
 func (k *nodeKind) remove(ctx context.Context, obj runtime.Object) error {
@@ -73,10 +71,3 @@ func nodeConditions() []map[string]string {
 }
 
 func (s *Simulator) kubeletVersion() string { return "kubesim-" + s.opts.Version }
-
-func subresources(p stage.Patch) []string {
-	if p.Subresource == "" {
-		return nil
-	}
-	return []string{p.Subresource}
-}

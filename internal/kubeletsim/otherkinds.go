@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -105,14 +104,13 @@ func (o *otherKinds) start(gk schema.GroupKind, lifecycle *stage.Lifecycle) (*ot
 	}
 	gvr := mapping.Resource
 	k := &otherKind{
-		kind:         gk.Kind,
-		client:       o.dynamic.Resource(gvr),
-		hasStatus:    o.hasStatus(gvr),
-		version:      o.version,
-		defaultPatch: types.MergePatchType,
-	}
-	if scheme.Scheme.Recognizes(mapping.GroupVersionKind) {
-		k.defaultPatch = types.StrategicMergePatchType
+		kind:   gk.Kind,
+		client: o.dynamic.Resource(gvr),
+		stageTraits: stage.Traits{
+			Custom:   !scheme.Scheme.Recognizes(mapping.GroupVersionKind),
+			NoStatus: !o.hasStatus(gvr),
+		},
+		version: o.version,
 	}
 	k.informer = dynamicinformer.NewFilteredDynamicInformer(o.dynamic, gvr, metav1.NamespaceAll, 0,
 		cache.Indexers{}, nil).Informer()
@@ -138,8 +136,7 @@ func (o *otherKinds) start(gk schema.GroupKind, lifecycle *stage.Lifecycle) (*ot
 	return k, nil
 }
 
-// hasStatus reports whether the resource has a status subresource; if not,
-// status templates patch the object itself.
+// hasStatus reports whether the resource has a status subresource.
 func (o *otherKinds) hasStatus(gvr schema.GroupVersionResource) bool {
 	list, err := o.discovery.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
 	if err != nil {
@@ -156,14 +153,13 @@ func (o *otherKinds) wait() { o.wg.Wait() }
 // otherKind is how the stage runner reads and changes objects of a kind
 // it knows only through the dynamic client.
 type otherKind struct {
-	kind         string
-	client       dynamic.NamespaceableResourceInterface
-	hasStatus    bool
-	defaultPatch types.PatchType
-	version      func() string
-	informer     cache.SharedIndexInformer
-	runner       *runner
-	cancel       context.CancelFunc
+	kind        string
+	client      dynamic.NamespaceableResourceInterface
+	stageTraits stage.Traits
+	version     func() string
+	informer    cache.SharedIndexInformer
+	runner      *runner
+	cancel      context.CancelFunc
 }
 
 func (k *otherKind) name() string { return k.kind }
@@ -186,14 +182,12 @@ func (k *otherKind) funcs(runtime.Object) template.FuncMap {
 	return template.FuncMap{"Version": k.version}
 }
 
+func (k *otherKind) traits() stage.Traits { return k.stageTraits }
+
 func (k *otherKind) patch(ctx context.Context, obj runtime.Object, p stage.Patch) (runtime.Object, error) {
 	u := obj.(*unstructured.Unstructured)
-	subresources := subresources(p)
-	if p.Subresource == "status" && !k.hasStatus {
-		subresources = nil
-	}
-	return k.client.Namespace(u.GetNamespace()).Patch(ctx, u.GetName(), patchType(p, k.defaultPatch), p.Data,
-		metav1.PatchOptions{}, subresources...)
+	return k.client.Namespace(u.GetNamespace()).Patch(ctx, u.GetName(), p.Type, p.Data,
+		metav1.PatchOptions{}, p.Subresources()...)
 }
 
 func (k *otherKind) remove(ctx context.Context, obj runtime.Object) error {

@@ -2,13 +2,11 @@ package kubeletsim
 
 import (
 	"context"
-	"fmt"
 	"text/template"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
@@ -64,9 +62,11 @@ func (k *podKind) funcs(obj runtime.Object) template.FuncMap {
 	}
 }
 
+func (k *podKind) traits() stage.Traits { return stage.Traits{} }
+
 func (k *podKind) patch(ctx context.Context, obj runtime.Object, p stage.Patch) (runtime.Object, error) {
 	pod := obj.(*corev1.Pod)
-	return k.s.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, patchType(p, types.StrategicMergePatchType), p.Data, metav1.PatchOptions{}, subresources(p)...)
+	return k.s.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, p.Type, p.Data, metav1.PatchOptions{}, p.Subresources()...)
 }
 
 // remove deletes the pod at once, as a kubelet does once its containers
@@ -77,40 +77,4 @@ func (k *podKind) remove(ctx context.Context, obj runtime.Object) error {
 		GracePeriodSeconds: ptr.To[int64](0),
 		Preconditions:      metav1.NewUIDPreconditions(string(pod.UID)),
 	})
-}
-
-func (s *Simulator) nodeIPByName(name string) (string, error) {
-	node, err := s.nodeLister.Get(name)
-	if err != nil {
-		return "", fmt.Errorf("node %s: %w", name, err)
-	}
-	return s.nodeIP(node)
-}
-
-// podIP is a pod's address: its node's for hostNetwork pods, else one of
-// the node's pod range, the same for the pod's UID until it is deleted.
-func (s *Simulator) podIP(nodeName string, hostNetwork bool, uid string) (string, error) {
-	if hostNetwork {
-		return s.nodeIPByName(nodeName)
-	}
-	node, err := s.nodeLister.Get(nodeName)
-	if err != nil {
-		return "", fmt.Errorf("node %s: %w", nodeName, err)
-	}
-	pool, err := s.podPool(node)
-	if err != nil {
-		return "", err
-	}
-	ip, err := pool.Get(uid)
-	if err != nil {
-		return "", fmt.Errorf("node %s: pod addresses exhausted: %w", nodeName, err)
-	}
-	return ip.String(), nil
-}
-
-func one(s string, err error) ([]string, error) {
-	if err != nil {
-		return nil, err
-	}
-	return []string{s}, nil
 }

@@ -2,9 +2,7 @@ package kubeletsim
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -16,14 +14,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
-	"github.com/kubesim/kubesim/apis/kwok/v1alpha1"
 	"github.com/kubesim/kubesim/internal/stage"
 )
 
@@ -37,7 +34,9 @@ type kind interface {
 	managed(obj runtime.Object) bool
 	// funcs are the template helpers for obj.
 	funcs(obj runtime.Object) template.FuncMap
-	// patch applies a patch; an empty subresource patches the object.
+	// traits tell the stage engine how to patch the kind.
+	traits() stage.Traits
+	// patch sends a patch the stage engine planned.
 	patch(ctx context.Context, obj runtime.Object, p stage.Patch) (runtime.Object, error)
 	// remove deletes obj at once.
 	remove(ctx context.Context, obj runtime.Object) error
@@ -53,6 +52,7 @@ type runner struct {
 	lifecycle atomic.Pointer[stage.Lifecycle]
 	queue     workqueue.TypedRateLimitingInterface[string]
 	recorder  record.EventRecorder
+	clock     clock.PassiveClock // when delays end; a fake one in tests
 
 	mu sync.Mutex
 	// due is the stage each waiting object is scheduled for, and when.
@@ -72,6 +72,7 @@ func newRunner(k kind, lifecycle *stage.Lifecycle, recorder record.EventRecorder
 	r := &runner{
 		kind:     k,
 		recorder: recorder,
+		clock:    clock.RealClock{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 30*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: k.name()}),
@@ -184,7 +185,7 @@ func (r *runner) step(ctx context.Context, key string, obj runtime.Object, depth
 		r.forget(key)
 		return nil
 	}
-	now := time.Now()
+	now := r.clock.Now()
 	r.mu.Lock()
 	s, ok := r.due[key]
 	if !ok || s.stage != st.Name || s.revision != st.Revision {
@@ -228,81 +229,48 @@ func toMap(obj runtime.Object) (map[string]any, error) {
 	return stage.Normalize(content).(map[string]any), nil
 }
 
-// apply makes the stage's change: event, finalizers, deletion, patches.
-// It returns the object as the last write left it (nil if deleted).
+// apply makes the stage's change by carrying out its plan. It returns the
+// object as the last write left it (nil if it is gone).
 func (r *runner) apply(ctx context.Context, obj runtime.Object, m map[string]any, st *stage.Stage) (runtime.Object, error) {
-	next := st.Spec.Next
-	if ev := next.Event; ev != nil {
-		r.recorder.Event(obj, eventType(ev.Type), ev.Reason, ev.Message)
-	}
-	var patches []stage.Patch
-	if f := next.Finalizers; f != nil {
-		p, changed, err := finalizersPatch(obj, f)
-		if err != nil {
-			return nil, err
-		}
-		if changed {
-			patches = append(patches, p)
-		}
-	}
-	if next.Delete {
-		for _, p := range patches { // finalizers first, or the delete waits on them
-			if _, err := r.kind.patch(ctx, obj, p); err != nil && !apierrors.IsNotFound(err) {
-				return nil, err
-			}
-		}
-		if err := r.kind.remove(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
-			return nil, err
-		}
-		return nil, nil
-	}
-	rendered, err := st.Render(m, r.kind.funcs(obj))
+	plan, err := st.Plan(m, r.kind.traits(), r.kind.funcs(obj))
+	next, execErr := r.execute(ctx, obj, plan) // a plan that failed to render still has its event
 	if err != nil {
 		return nil, err
 	}
-	result := obj
-	for _, p := range append(patches, rendered...) {
-		out, err := r.kind.patch(ctx, obj, p)
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		result = out
-		r.noteWrite(obj, out)
-	}
-	return result, nil
+	return next, execErr
 }
 
-// finalizersPatch computes the object's finalizers after the stage's
-// changes, as a merge patch guarded by the resourceVersion it read.
-func finalizersPatch(obj runtime.Object, f *v1alpha1.StageFinalizers) (stage.Patch, bool, error) {
-	accessor, err := meta.Accessor(obj)
-	if err != nil {
-		return stage.Patch{}, false, err
-	}
-	old := accessor.GetFinalizers()
-	var out []string
-	if !f.Empty {
-		for _, v := range old {
-			if !slices.ContainsFunc(f.Remove, func(i v1alpha1.FinalizerItem) bool { return i.Value == v }) {
-				out = append(out, v)
+// execute carries out a plan's steps on obj. NotFound ends the writes
+// quietly (the object is gone), though a delete is still sent, NotFound
+// being fine there too. Every write is noted for the staleness guard.
+func (r *runner) execute(ctx context.Context, obj runtime.Object, plan []stage.Step) (runtime.Object, error) {
+	result := obj
+	for _, s := range plan {
+		switch s.Op {
+		case stage.EmitEvent:
+			r.recorder.Event(obj, s.Event.Type, s.Event.Reason, s.Event.Message)
+		case stage.SendPatch:
+			if result == nil {
+				continue
 			}
+			out, err := r.kind.patch(ctx, obj, s.Patch)
+			if apierrors.IsNotFound(err) {
+				result = nil
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			result = out
+			r.noteWrite(obj, out)
+		case stage.DeleteObject:
+			if err := r.kind.remove(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+				return nil, err
+			}
+			return nil, nil
 		}
 	}
-	for _, add := range f.Add {
-		if !slices.Contains(out, add.Value) {
-			out = append(out, add.Value)
-		}
-	}
-	if slices.Equal(old, out) {
-		return stage.Patch{}, false, nil
-	}
-	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"finalizers": out, "resourceVersion": accessor.GetResourceVersion(),
-	}})
-	return stage.Patch{Type: v1alpha1.StagePatchTypeMergePatch, Data: data}, true, err
+	return result, nil
 }
 
 // stale reports whether obj is an older copy than our last write of it.
@@ -346,26 +314,4 @@ func objectMeta(obj runtime.Object) klog.KMetadata {
 		return nil
 	}
 	return accessor
-}
-
-func eventType(t string) string {
-	if t == corev1.EventTypeWarning {
-		return t
-	}
-	return corev1.EventTypeNormal
-}
-
-// patchType is the patch's own type, or else def, the kind's default:
-// strategic for built-in kinds, merge for custom resources.
-func patchType(p stage.Patch, def types.PatchType) types.PatchType {
-	switch p.Type {
-	case v1alpha1.StagePatchTypeJSONPatch:
-		return types.JSONPatchType
-	case v1alpha1.StagePatchTypeMergePatch:
-		return types.MergePatchType
-	case v1alpha1.StagePatchTypeStrategicMergePatch:
-		return types.StrategicMergePatchType
-	default:
-		return def
-	}
 }

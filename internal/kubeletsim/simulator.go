@@ -5,20 +5,13 @@ package kubeletsim
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net"
-	"os"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -30,61 +23,12 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
 	"github.com/kubesim/kubesim/internal/stage"
 )
-
-// StoppedLabel, set to "true" on a node, stops its simulated kubelet: no
-// Lease renewals, no status, no pod changes, until it is removed. The
-// node-lifecycle controller then does what it does with a dead kubelet.
-const StoppedLabel = "kubesim.io/node-stopped"
-
-// FakeNodeAnnotation marks the nodes a simulator outside kubesim manages
-// by default: the annotation KWOK users already put on their fake nodes.
-const FakeNodeAnnotation = "kwok.x-k8s.io/node"
-
-// Options configure a simulator.
-type Options struct {
-	Config *rest.Config
-	// ManageAllNodes manages every node (as in a kubesim cluster);
-	// otherwise nodes must match both selectors below.
-	ManageAllNodes bool
-	// NodeSelector is a label selector for managed nodes.
-	NodeSelector string
-	// NodeAnnotationSelector is the same over annotations; empty means
-	// kwok.x-k8s.io/node=fake unless NodeSelector is set.
-	NodeAnnotationSelector string
-	// Holder is the identity written into node Leases; two simulators
-	// must have different ones.
-	Holder string
-	// LeaseDuration and LeaseRenewInterval govern node Leases.
-	LeaseDuration      time.Duration
-	LeaseRenewInterval time.Duration
-	// NodeIPRange is where node InternalIPs come from.
-	NodeIPRange string
-	// PodIPRange serves pods on nodes that have no spec.podCIDR.
-	PodIPRange string
-	// Version is reported as the kubelet version, kubesim-<Version>.
-	Version string
-	// StageSet is the built-in stage set: fast or realistic.
-	StageSet string
-}
-
-// DefaultOptions are what `kubesim kubelet-sim` starts from.
-func DefaultOptions() Options {
-	host, _ := os.Hostname()
-	return Options{
-		Holder:             "kubesim-kubelet-sim@" + host,
-		LeaseDuration:      40 * time.Second,
-		LeaseRenewInterval: 10 * time.Second,
-		NodeIPRange:        "10.64.0.0/12",
-		PodIPRange:         "10.244.0.0/16",
-		Version:            "dev",
-		StageSet:           stage.Sets[0],
-	}
-}
 
 // Simulator is a running kubelet simulator.
 type Simulator struct {
@@ -109,6 +53,13 @@ const podsByNodeIndex = "node"
 
 // Run simulates until ctx ends.
 func Run(ctx context.Context, opts Options) error {
+	if opts.Config == nil {
+		cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+		if err != nil {
+			return fmt.Errorf("--kubeconfig: %w", err)
+		}
+		opts.Config = cfg
+	}
 	s, err := newSimulator(opts)
 	if err != nil {
 		return err
@@ -148,28 +99,6 @@ func newSimulator(opts Options) (*Simulator, error) {
 		nodeIPs:     nodeIPs,
 		fallbackIPs: fallbackIPs,
 		podPools:    map[string]*ipPool{},
-	}, nil
-}
-
-// nodeFilter decides which nodes are candidates to manage.
-func nodeFilter(opts Options) (func(*corev1.Node) bool, error) {
-	if opts.ManageAllNodes {
-		return func(*corev1.Node) bool { return true }, nil
-	}
-	annotations := opts.NodeAnnotationSelector
-	if annotations == "" && opts.NodeSelector == "" {
-		annotations = FakeNodeAnnotation + "=fake"
-	}
-	byLabel, err := labels.Parse(opts.NodeSelector)
-	if err != nil {
-		return nil, fmt.Errorf("--node-selector: %w", err)
-	}
-	byAnnotation, err := labels.Parse(annotations)
-	if err != nil {
-		return nil, fmt.Errorf("--node-annotation-selector: %w", err)
-	}
-	return func(n *corev1.Node) bool {
-		return byLabel.Matches(labels.Set(n.Labels)) && byAnnotation.Matches(labels.Set(n.Annotations))
 	}, nil
 }
 
@@ -365,113 +294,4 @@ func (s *Simulator) manages(nodeName string) bool {
 // kubelet is as good as dead: nothing of it or its pods changes.
 func (s *Simulator) managesNode(node *corev1.Node) bool {
 	return s.nodeFilter(node) && !Stopped(node) && s.leases.holds(node.Name)
-}
-
-// Stopped reports whether node is labelled stopped (kubesim node stop).
-func Stopped(node *corev1.Node) bool {
-	return node.Labels[StoppedLabel] == "true"
-}
-
-// occupyAddresses marks the node and pod addresses found in the cache as
-// taken, so a restarted simulator hands out no address twice.
-func (s *Simulator) occupyAddresses() {
-	nodes, _ := s.nodeLister.List(labels.Everything())
-	for _, node := range nodes {
-		if !s.nodeFilter(node) {
-			continue
-		}
-		if ip := internalIP(node); ip != nil {
-			s.nodeIPs.Occupy(node.Name, ip)
-		}
-	}
-	pods, _ := s.podLister.List(labels.Everything())
-	for _, pod := range pods {
-		if pod.Status.PodIP == "" || pod.Spec.HostNetwork {
-			continue
-		}
-		node, err := s.nodeLister.Get(pod.Spec.NodeName)
-		if err != nil || !s.nodeFilter(node) {
-			continue
-		}
-		if pool, err := s.podPool(node); err == nil {
-			pool.Occupy(string(pod.UID), net.ParseIP(pod.Status.PodIP))
-		}
-	}
-}
-
-func internalIP(node *corev1.Node) net.IP {
-	for _, a := range node.Status.Addresses {
-		if a.Type == corev1.NodeInternalIP {
-			return net.ParseIP(a.Address)
-		}
-	}
-	return nil
-}
-
-// nodeIP is the node's InternalIP: the one it reports, or a new one.
-func (s *Simulator) nodeIP(node *corev1.Node) (string, error) {
-	if ip := internalIP(node); ip != nil {
-		s.nodeIPs.Occupy(node.Name, ip)
-		return ip.String(), nil
-	}
-	ip, err := s.nodeIPs.Get(node.Name)
-	if err != nil {
-		return "", fmt.Errorf("node addresses: %w", err)
-	}
-	return ip.String(), nil
-}
-
-// podPool is the address pool of a node: its podCIDR, or the shared
-// fallback range if it has none.
-func (s *Simulator) podPool(node *corev1.Node) (*ipPool, error) {
-	if node.Spec.PodCIDR == "" {
-		return s.fallbackIPs, nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if pool, ok := s.podPools[node.Name]; ok {
-		return pool, nil
-	}
-	pool, err := newIPPool(node.Spec.PodCIDR)
-	if err != nil {
-		return nil, fmt.Errorf("node %s podCIDR: %w", node.Name, err)
-	}
-	s.podPools[node.Name] = pool
-	return pool, nil
-}
-
-// podDeleted returns a deleted pod's address to its node's pool.
-func (s *Simulator) podDeleted(obj any) {
-	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tomb.Obj
-	}
-	pod, ok := obj.(*corev1.Pod)
-	if !ok || pod.Spec.NodeName == "" {
-		return
-	}
-	s.fallbackIPs.Release(string(pod.UID))
-	s.mu.Lock()
-	pool := s.podPools[pod.Spec.NodeName]
-	s.mu.Unlock()
-	if pool != nil {
-		pool.Release(string(pod.UID))
-	}
-}
-
-// SetStopped stops (or starts again) the simulated kubelet of a node by
-// its StoppedLabel; the simulator managing the node does the rest.
-func SetStopped(ctx context.Context, client kubernetes.Interface, node string, stopped bool) error {
-	var value any // null removes the label
-	if stopped {
-		value = "true"
-	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{StoppedLabel: value}}})
-	if err != nil {
-		return err
-	}
-	_, err = client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch, metav1.PatchOptions{})
-	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("node %q not found", node)
-	}
-	return err
 }

@@ -1,6 +1,7 @@
 // Package stage evaluates Stages: which stage an object is in, when its
-// change is due, and what that change is. It knows nothing of clients or
-// informers; the kubelet simulator feeds it objects and applies its answers.
+// change is due, and what that change is, as a plan of steps. It knows
+// nothing of clients or informers; the kubelet simulator feeds it objects
+// and carries out its plans.
 package stage
 
 import (

@@ -54,7 +54,7 @@ var testFuncs = template.FuncMap{
 
 func statusOf(t *testing.T, s *Stage, o map[string]any) map[string]any {
 	t.Helper()
-	patches, err := s.Render(o, testFuncs)
+	patches, err := s.renderPatches(o, testFuncs)
 	if err != nil {
 		t.Fatalf("render %s: %v", s.Name, err)
 	}
@@ -302,7 +302,7 @@ func TestRendersKeepTheirOwnHelpers(t *testing.T) {
 	for i := range 50 {
 		wg.Go(func() {
 			want := fmt.Sprintf("node-%d", i)
-			patches, err := s.Render(map[string]any{}, template.FuncMap{"NodeName": func() string { return want }})
+			patches, err := s.renderPatches(map[string]any{}, template.FuncMap{"NodeName": func() string { return want }})
 			if err != nil {
 				t.Error(err)
 				return
@@ -313,13 +313,13 @@ func TestRendersKeepTheirOwnHelpers(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if _, err := s.Render(map[string]any{}, nil); err == nil || !strings.Contains(err.Error(), "NodeName is not available") {
+	if _, err := s.renderPatches(map[string]any{}, nil); err == nil || !strings.Contains(err.Error(), "NodeName is not available") {
 		t.Fatalf("render without NodeName: got %v, want 'NodeName is not available'", err)
 	}
 }
 
 // BenchmarkPodReady is the simulator's hottest path: matching a new pod
-// against the built-in stages and rendering pod-ready for it.
+// against the built-in stages and planning pod-ready for it.
 func BenchmarkPodReady(b *testing.B) {
 	stages, err := Builtin("fast")
 	if err != nil {
@@ -336,7 +336,7 @@ func BenchmarkPodReady(b *testing.B) {
 		if st == nil {
 			b.Fatal("no stage matches a pending pod")
 		}
-		if _, err := st.Render(pod, testFuncs); err != nil {
+		if _, err := st.Plan(pod, Traits{}, testFuncs); err != nil {
 			b.Fatal(err)
 		}
 	}

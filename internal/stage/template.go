@@ -11,8 +11,6 @@ import (
 
 	"github.com/Masterminds/sprig/v3"
 	"sigs.k8s.io/yaml"
-
-	"github.com/kubesim/kubesim/apis/kwok/v1alpha1"
 )
 
 // ContextFuncNames are the template helpers whose answers depend on the
@@ -67,16 +65,10 @@ func notAvailable(name string) func(...any) (any, error) {
 	}
 }
 
-// Patch is a change a stage makes, rendered and ready to send.
-type Patch struct {
-	Subresource string
-	Type        v1alpha1.StagePatchType // empty: the default for the kind
-	Data        []byte                  // JSON
-}
-
-// Render renders the stage's status template and patches for obj, with
-// funcs providing the context helpers. A stage without them yields none.
-func (s *Stage) Render(obj map[string]any, funcs template.FuncMap) ([]Patch, error) {
+// renderPatches renders the stage's status template and patches for obj,
+// with funcs providing the context helpers. Their type, where the stage
+// names none, is left for the kind to decide (Traits.resolve).
+func (s *Stage) renderPatches(obj map[string]any, funcs template.FuncMap) ([]Patch, error) {
 	var out []Patch
 	if s.statusTemplate != nil {
 		status, err := s.statusTemplate.render(obj, funcs)
@@ -99,11 +91,7 @@ func (s *Stage) Render(obj map[string]any, funcs template.FuncMap) ([]Patch, err
 				return nil, err
 			}
 		}
-		var typ v1alpha1.StagePatchType
-		if p.spec.Type != nil {
-			typ = *p.spec.Type
-		}
-		out = append(out, Patch{Subresource: p.spec.Subresource, Type: typ, Data: body})
+		out = append(out, Patch{Subresource: p.spec.Subresource, Type: patchType(p.spec.Type), Data: body})
 	}
 	return out, nil
 }

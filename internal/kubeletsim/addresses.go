@@ -1,0 +1,133 @@
+package kubeletsim
+
+import (
+	"fmt"
+	"net"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+)
+
+// occupyAddresses marks the node and pod addresses found in the cache as
+// taken, so a restarted simulator hands out no address twice.
+func (s *Simulator) occupyAddresses() {
+	nodes, _ := s.nodeLister.List(labels.Everything())
+	for _, node := range nodes {
+		if !s.nodeFilter(node) {
+			continue
+		}
+		if ip := internalIP(node); ip != nil {
+			s.nodeIPs.Occupy(node.Name, ip)
+		}
+	}
+	pods, _ := s.podLister.List(labels.Everything())
+	for _, pod := range pods {
+		if pod.Status.PodIP == "" || pod.Spec.HostNetwork {
+			continue
+		}
+		node, err := s.nodeLister.Get(pod.Spec.NodeName)
+		if err != nil || !s.nodeFilter(node) {
+			continue
+		}
+		if pool, err := s.podPool(node); err == nil {
+			pool.Occupy(string(pod.UID), net.ParseIP(pod.Status.PodIP))
+		}
+	}
+}
+
+func internalIP(node *corev1.Node) net.IP {
+	for _, a := range node.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			return net.ParseIP(a.Address)
+		}
+	}
+	return nil
+}
+
+// nodeIP is the node's InternalIP: the one it reports, or a new one.
+func (s *Simulator) nodeIP(node *corev1.Node) (string, error) {
+	if ip := internalIP(node); ip != nil {
+		s.nodeIPs.Occupy(node.Name, ip)
+		return ip.String(), nil
+	}
+	ip, err := s.nodeIPs.Get(node.Name)
+	if err != nil {
+		return "", fmt.Errorf("node addresses: %w", err)
+	}
+	return ip.String(), nil
+}
+
+// podPool is the address pool of a node: its podCIDR, or the shared
+// fallback range if it has none.
+func (s *Simulator) podPool(node *corev1.Node) (*ipPool, error) {
+	if node.Spec.PodCIDR == "" {
+		return s.fallbackIPs, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if pool, ok := s.podPools[node.Name]; ok {
+		return pool, nil
+	}
+	pool, err := newIPPool(node.Spec.PodCIDR)
+	if err != nil {
+		return nil, fmt.Errorf("node %s podCIDR: %w", node.Name, err)
+	}
+	s.podPools[node.Name] = pool
+	return pool, nil
+}
+
+// podDeleted returns a deleted pod's address to its node's pool.
+func (s *Simulator) podDeleted(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || pod.Spec.NodeName == "" {
+		return
+	}
+	s.fallbackIPs.Release(string(pod.UID))
+	s.mu.Lock()
+	pool := s.podPools[pod.Spec.NodeName]
+	s.mu.Unlock()
+	if pool != nil {
+		pool.Release(string(pod.UID))
+	}
+}
+
+func (s *Simulator) nodeIPByName(name string) (string, error) {
+	node, err := s.nodeLister.Get(name)
+	if err != nil {
+		return "", fmt.Errorf("node %s: %w", name, err)
+	}
+	return s.nodeIP(node)
+}
+
+// podIP is a pod's address: its node's for hostNetwork pods, else one of
+// the node's pod range, the same for the pod's UID until it is deleted.
+func (s *Simulator) podIP(nodeName string, hostNetwork bool, uid string) (string, error) {
+	if hostNetwork {
+		return s.nodeIPByName(nodeName)
+	}
+	node, err := s.nodeLister.Get(nodeName)
+	if err != nil {
+		return "", fmt.Errorf("node %s: %w", nodeName, err)
+	}
+	pool, err := s.podPool(node)
+	if err != nil {
+		return "", err
+	}
+	ip, err := pool.Get(uid)
+	if err != nil {
+		return "", fmt.Errorf("node %s: pod addresses exhausted: %w", nodeName, err)
+	}
+	return ip.String(), nil
+}
+
+// one is a single address as the list the *IPsWith helpers return.
+func one(s string, err error) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	return []string{s}, nil
+}

@@ -1,0 +1,109 @@
+package kubeletsim
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubesim/kubesim/internal/stage"
+)
+
+// FakeNodeAnnotation marks the nodes a simulator outside kubesim manages
+// by default: the annotation KWOK users already put on their fake nodes.
+const FakeNodeAnnotation = "kwok.x-k8s.io/node"
+
+// DefaultKubeletPort is the port simulated nodes advertise for their
+// kubelet unless told otherwise: a real kubelet's.
+const DefaultKubeletPort = 10250
+
+// Options configure a simulator.
+type Options struct {
+	// Config reaches the cluster; if nil, Run builds it from Kubeconfig.
+	Config *rest.Config
+	// Kubeconfig is the cluster's kubeconfig file; empty means the
+	// in-cluster configuration.
+	Kubeconfig string
+	// ManageAllNodes manages every node (as in a kubesim cluster);
+	// otherwise nodes must match both selectors below.
+	ManageAllNodes bool
+	// NodeSelector is a label selector for managed nodes.
+	NodeSelector string
+	// NodeAnnotationSelector is the same over annotations; empty means
+	// kwok.x-k8s.io/node=fake unless NodeSelector is set.
+	NodeAnnotationSelector string
+	// Holder is the identity written into node Leases; two simulators
+	// must have different ones.
+	Holder string
+	// LeaseDuration and LeaseRenewInterval govern node Leases.
+	LeaseDuration      time.Duration
+	LeaseRenewInterval time.Duration
+	// NodeIPRange is where node InternalIPs come from.
+	NodeIPRange string
+	// PodIPRange serves pods on nodes that have no spec.podCIDR.
+	PodIPRange string
+	// Version is reported as the kubelet version, kubesim-<Version>.
+	Version string
+	// StageSet is the built-in stage set: fast or realistic.
+	StageSet string
+	// KubeletPort is the port simulated nodes advertise for their kubelet.
+	KubeletPort int
+}
+
+// DefaultOptions are what `kubesim kubelet-sim` starts from.
+func DefaultOptions() Options {
+	host, _ := os.Hostname()
+	return Options{
+		Holder:             "kubesim-kubelet-sim@" + host,
+		LeaseDuration:      40 * time.Second,
+		LeaseRenewInterval: 10 * time.Second,
+		NodeIPRange:        "10.64.0.0/12",
+		PodIPRange:         "10.244.0.0/16",
+		Version:            "dev",
+		StageSet:           stage.Sets[0],
+		KubeletPort:        DefaultKubeletPort,
+	}
+}
+
+// AddFlags binds the options to command-line flags.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig of the cluster (empty: in-cluster configuration)")
+	fs.BoolVar(&o.ManageAllNodes, "manage-all-nodes", o.ManageAllNodes, "manage every node of the cluster")
+	fs.StringVar(&o.NodeSelector, "node-selector", o.NodeSelector, "manage nodes with these labels (a label selector)")
+	fs.StringVar(&o.NodeAnnotationSelector, "node-annotation-selector", o.NodeAnnotationSelector,
+		"manage nodes with these annotations (default "+FakeNodeAnnotation+"=fake unless --node-selector is given)")
+	fs.StringVar(&o.Holder, "holder", o.Holder, "identity written into node Leases; each simulator of a cluster needs its own")
+	fs.DurationVar(&o.LeaseDuration, "node-lease-duration", o.LeaseDuration, "duration of node Leases")
+	fs.DurationVar(&o.LeaseRenewInterval, "node-lease-renew-interval", o.LeaseRenewInterval, "how often node Leases are renewed")
+	fs.StringVar(&o.NodeIPRange, "node-ip-range", o.NodeIPRange, "CIDR node InternalIPs are taken from")
+	fs.StringVar(&o.StageSet, "stages", o.StageSet, "built-in stage set: "+strings.Join(stage.Sets, " or ")+"; the cluster's Stage objects add to it")
+	fs.StringVar(&o.PodIPRange, "pod-ip-range", o.PodIPRange, "CIDR for pods on nodes without spec.podCIDR")
+	fs.IntVar(&o.KubeletPort, "kubelet-port", o.KubeletPort, "port simulated nodes advertise for their kubelet")
+}
+
+// nodeFilter decides which nodes are candidates to manage.
+func nodeFilter(opts Options) (func(*corev1.Node) bool, error) {
+	if opts.ManageAllNodes {
+		return func(*corev1.Node) bool { return true }, nil
+	}
+	annotations := opts.NodeAnnotationSelector
+	if annotations == "" && opts.NodeSelector == "" {
+		annotations = FakeNodeAnnotation + "=fake"
+	}
+	byLabel, err := labels.Parse(opts.NodeSelector)
+	if err != nil {
+		return nil, fmt.Errorf("--node-selector: %w", err)
+	}
+	byAnnotation, err := labels.Parse(annotations)
+	if err != nil {
+		return nil, fmt.Errorf("--node-annotation-selector: %w", err)
+	}
+	return func(n *corev1.Node) bool {
+		return byLabel.Matches(labels.Set(n.Labels)) && byAnnotation.Matches(labels.Set(n.Annotations))
+	}, nil
+}

@@ -1,0 +1,240 @@
+package kubeletsim
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strconv"
+	"testing"
+	"text/template"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kubesim/kubesim/internal/stage"
+)
+
+// fakePods is a kind of Pods kept in a map, standing for the informer's
+// cache; a write is recorded and answered with the next resourceVersion,
+// and (as with a real informer) reaches the cache only when the test says.
+type fakePods struct {
+	cache    map[string]*corev1.Pod
+	patches  []stage.Patch
+	removed  []string
+	rv       int
+	patchErr error // what every patch fails with, if set
+}
+
+func (k *fakePods) name() string { return "Pod" }
+
+func (k *fakePods) get(key string) (runtime.Object, bool) {
+	pod, ok := k.cache[key]
+	return pod, ok
+}
+
+func (k *fakePods) managed(runtime.Object) bool           { return true }
+func (k *fakePods) funcs(runtime.Object) template.FuncMap { return nil }
+func (k *fakePods) traits() stage.Traits                  { return stage.Traits{} }
+func (k *fakePods) keys() []string                        { return slices.Sorted(maps.Keys(k.cache)) }
+
+func (k *fakePods) patch(_ context.Context, obj runtime.Object, p stage.Patch) (runtime.Object, error) {
+	k.patches = append(k.patches, p)
+	if k.patchErr != nil {
+		return nil, k.patchErr
+	}
+	k.rv++
+	out := obj.(*corev1.Pod).DeepCopy()
+	out.ResourceVersion = strconv.Itoa(k.rv)
+	return out, nil
+}
+
+func (k *fakePods) remove(_ context.Context, obj runtime.Object) error {
+	k.removed = append(k.removed, obj.(*corev1.Pod).Name)
+	return nil
+}
+
+// delayQueue is the runner's queue, noting the waits it is asked for
+// instead of timing them.
+type delayQueue struct {
+	workqueue.TypedRateLimitingInterface[string]
+	waits []time.Duration
+}
+
+func (q *delayQueue) AddAfter(_ string, d time.Duration) { q.waits = append(q.waits, d) }
+
+const podKey = "default/p"
+
+func pendingPod(resourceVersion string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "u1", ResourceVersion: resourceVersion},
+		Spec:       corev1.PodSpec{NodeName: "n1"},
+		Status:     corev1.PodStatus{Phase: corev1.PodPending},
+	}
+}
+
+// podStage compiles a Pod stage for pending pods with the given delay and
+// next, as revision.
+func podStage(t *testing.T, delay, next, revision string) *stage.Lifecycle {
+	t.Helper()
+	s, err := stage.Parse([]byte(`apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: pod-ready}
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  delay: ` + delay + `
+  selector: {matchExpressions: [{key: .status.phase, operator: In, values: [Pending]}]}
+  next: ` + next))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := stage.Compile(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Revision = revision
+	return stage.NewLifecycle("", "Pod", []*stage.Stage{c})
+}
+
+const runningNext = `{statusTemplate: "phase: Running"}`
+
+// testRunner is a runner of fakePods on a fake clock, with what the tests
+// look at.
+type testRunner struct {
+	*runner
+	pods      *fakePods
+	delays    *delayQueue
+	fakeClock *clocktesting.FakeClock
+	events    *record.FakeRecorder
+}
+
+func newTestRunner(t *testing.T, l *stage.Lifecycle, pod *corev1.Pod) testRunner {
+	pods := &fakePods{cache: map[string]*corev1.Pod{podKey: pod}, rv: 9}
+	events := record.NewFakeRecorder(10)
+	r := newRunner(pods, l, events)
+	queue := &delayQueue{TypedRateLimitingInterface: r.queue}
+	t.Cleanup(queue.ShutDown)
+	clock := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	r.queue, r.clock = queue, clock
+	return testRunner{runner: r, pods: pods, delays: queue, fakeClock: clock, events: events}
+}
+
+// syncAfter moves the clock on by d, runs the runner's sync of the pod and
+// checks how many patches it has sent by then.
+func (r testRunner) syncAfter(t *testing.T, d time.Duration, wantPatches int, when string) {
+	t.Helper()
+	r.fakeClock.Step(d)
+	if err := r.sync(context.Background(), podKey); err != nil {
+		t.Fatalf("%s: %v", when, err)
+	}
+	if len(r.pods.patches) != wantPatches {
+		t.Fatalf("%s: %d patches sent, want %d", when, len(r.pods.patches), wantPatches)
+	}
+}
+
+// wantWaits checks the delays the pod was re-queued after.
+func (r testRunner) wantWaits(t *testing.T, want ...time.Duration) {
+	t.Helper()
+	if !slices.Equal(r.delays.waits, want) {
+		t.Fatalf("re-queued after %v, want %v", r.delays.waits, want)
+	}
+}
+
+// A cached copy older than the runner's own write is stale: acting on it
+// would apply the stage twice. A newer one is acted on.
+func TestRunnerActsOnlyOnCopiesAsNewAsItsWrite(t *testing.T) {
+	r := newTestRunner(t, podStage(t, "{}", runningNext, "1"), pendingPod("5"))
+	r.syncAfter(t, 0, 1, "first sync")
+	if p := r.pods.patches[0]; p.Subresource != "status" || p.Type != types.StrategicMergePatchType {
+		t.Errorf("patch %s to %q, want a strategic merge patch of status", p.Type, p.Subresource)
+	}
+	if got := r.written[podKey]; got != 10 {
+		t.Fatalf("written %d, want our write's resourceVersion 10", got)
+	}
+
+	r.pods.cache[podKey] = pendingPod("9") // an event from before our write
+	r.syncAfter(t, 0, 1, "sync of a copy older than our write")
+
+	r.pods.cache[podKey] = pendingPod("11") // pending again, after our write
+	r.syncAfter(t, 0, 2, "sync of a copy newer than our write")
+}
+
+// A stage with a delay is scheduled, not applied, and the pod re-queued
+// for when it is due; once due, it is applied.
+func TestRunnerWaitsOutAStageDelay(t *testing.T) {
+	r := newTestRunner(t, podStage(t, "{durationMilliseconds: 1000}", runningNext, "1"), pendingPod("5"))
+	r.syncAfter(t, 0, 0, "before the delay")
+	r.syncAfter(t, 999*time.Millisecond, 0, "a millisecond before the delay ends")
+	r.wantWaits(t, time.Second, time.Millisecond) // the same schedule, not a new delay
+	r.syncAfter(t, time.Millisecond, 1, "once due")
+	if len(r.due) != 0 {
+		t.Errorf("still scheduled after applying: %v", r.due)
+	}
+}
+
+// A stage changed while an object waits on it (a new revision) starts its
+// delay afresh.
+func TestRunnerReschedulesWhenTheStageChanges(t *testing.T) {
+	r := newTestRunner(t, podStage(t, "{durationMilliseconds: 1000}", runningNext, "1"), pendingPod("5"))
+	r.syncAfter(t, 0, 0, "before the delay")
+	r.fakeClock.Step(500 * time.Millisecond)
+	r.setLifecycle(podStage(t, "{durationMilliseconds: 1000}", runningNext, "2"))
+	if r.delays.Len() != 1 {
+		t.Errorf("the new stages queued %d objects, want the pod", r.delays.Len())
+	}
+	r.syncAfter(t, 500*time.Millisecond, 0, "when the changed stage's old schedule was due")
+	r.wantWaits(t, time.Second, time.Second)
+	r.syncAfter(t, time.Second, 1, "once the new schedule is due")
+}
+
+// A deleting stage records its event, clears the finalizers and deletes.
+func TestRunnerCarriesOutADeletePlan(t *testing.T) {
+	pod := pendingPod("5")
+	pod.Finalizers = []string{"example.com/hold"}
+	r := newTestRunner(t, podStage(t, "{}", `{event: {reason: Gone, message: bye}, finalizers: {empty: true}, delete: true}`, "1"), pod)
+	r.syncAfter(t, 0, 1, "deleting")
+	select {
+	case got := <-r.events.Events:
+		if got != "Normal Gone bye" {
+			t.Errorf("event %q, want Normal Gone bye", got)
+		}
+	default:
+		t.Error("no event recorded")
+	}
+	if !slices.Equal(r.pods.removed, []string{"p"}) {
+		t.Errorf("removed %v, want p", r.pods.removed)
+	}
+}
+
+// NotFound means the object is gone: the writes stop quietly, but a delete
+// is still sent.
+func TestExecuteStopsWritingWhenTheObjectIsGone(t *testing.T) {
+	gone := apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, "p")
+	patch := stage.Step{Op: stage.SendPatch, Patch: stage.Patch{Type: types.MergePatchType, Data: []byte("{}")}}
+	for _, tc := range []struct {
+		plan        []stage.Step
+		wantPatches int
+		wantRemoved int
+	}{
+		{[]stage.Step{patch, patch}, 1, 0},
+		{[]stage.Step{patch, {Op: stage.DeleteObject}}, 1, 1},
+	} {
+		r := newTestRunner(t, podStage(t, "{}", runningNext, "1"), pendingPod("5"))
+		r.pods.patchErr = gone
+		out, err := r.execute(context.Background(), pendingPod("5"), tc.plan)
+		if out != nil || err != nil {
+			t.Errorf("execute = %v, %v; want nil, nil", out, err)
+		}
+		if len(r.pods.patches) != tc.wantPatches || len(r.pods.removed) != tc.wantRemoved {
+			t.Errorf("%d patches and %d deletes sent, want %d and %d",
+				len(r.pods.patches), len(r.pods.removed), tc.wantPatches, tc.wantRemoved)
+		}
+	}
+}
