@@ -9,15 +9,11 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apiserver/pkg/audit/policy"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/component-base/version"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/controlplane"
-	"github.com/kubesim/kubesim/internal/descheduler"
-	"github.com/kubesim/kubesim/internal/pki"
 	"github.com/kubesim/kubesim/internal/scale"
 	kubesimversion "github.com/kubesim/kubesim/internal/version"
 )
@@ -32,25 +28,6 @@ type CreateOptions struct {
 	Nodes scale.Options
 }
 
-// defaultAuditPolicy records the metadata of every write, leaving out the
-// constant churn of Lease renewals and Events, which would drown the rest.
-const defaultAuditPolicy = `apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: ["RequestReceived"]
-rules:
-- level: None
-  verbs: ["get", "list", "watch"]
-- level: None
-  resources:
-  - group: coordination.k8s.io
-    resources: ["leases"]
-  - group: ""
-    resources: ["events"]
-  - group: events.k8s.io
-    resources: ["events"]
-- level: Metadata
-`
-
 // Create makes a new cluster from c (defaulted and validated here), starts
 // it and waits until it is ready, then makes its context current in the
 // user's kubeconfig. On failure nothing of the new cluster is left behind,
@@ -61,20 +38,11 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 		return errors.New("status: is written by kubesim; remove it from the config")
 	}
 	c.SetDefaults()
-	if err := c.Validate(); err != nil {
+	if err := validate(c); err != nil {
 		return err
 	}
-	audit := []byte(defaultAuditPolicy)
-	if c.AuditPolicy != "" {
-		if audit, err = readAuditPolicy(c.AuditPolicy); err != nil {
-			return err
-		}
-	}
-	var deschedulerPolicy []byte
-	if c.Descheduler.Enabled() {
-		if deschedulerPolicy, err = resolveDeschedulerPolicy(c.Descheduler); err != nil {
-			return err
-		}
+	if c.Status, err = resolveStatus(c); err != nil {
+		return err
 	}
 	if err := checkExplicitPort(c); err != nil {
 		return err
@@ -103,22 +71,17 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 	}()
 	p.logf("Creating cluster %q ...", c.Name)
 
-	if err := writeClusterFiles(d, c, audit); err != nil {
+	if err := writeClusterFiles(d, c); err != nil {
 		return err
 	}
-	if deschedulerPolicy != nil {
-		if err := pki.WriteFile(d.DeschedulerPolicy(), deschedulerPolicy); err != nil {
-			return err
-		}
-	}
 	p.logf(" ✓ Certificates, keys and kubeconfigs written to %s", d.Path)
-	if err := p.startAndWait(ctx, d, opts.Wait); err != nil {
+	if err := controlplane.Launch(ctx, p.Home, d, opts.Wait); err != nil {
 		if !opts.Retain {
 			err = fmt.Errorf("%w (run again with --retain to keep the cluster and its logs)", err)
 		}
 		return err
 	}
-	p.logf(" ✓ Control plane ready: %s", strings.Join(enabledComponents(c), ", "))
+	p.logf(" ✓ Control plane ready: %s", strings.Join(controlplane.EnabledComponents(c), ", "))
 	if err := p.useContext(d); err != nil {
 		return err
 	}
@@ -139,31 +102,47 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 	return nil
 }
 
+// resolveStatus is what kubesim settles for a new cluster before making
+// it: the versions, and the policies its components will run, read from
+// the user's files now so a bad one is reported at once rather than as a
+// component that never starts.
+func resolveStatus(c *v1alpha1.Cluster) (*v1alpha1.ClusterStatus, error) {
+	s := &v1alpha1.ClusterStatus{
+		KubernetesVersion: version.Get().GitVersion,
+		KubesimVersion:    kubesimversion.Version,
+		AuditPolicy:       controlplane.DefaultAuditPolicy,
+	}
+	if c.AuditPolicy != "" {
+		policy, err := readAuditPolicy(c.AuditPolicy)
+		if err != nil {
+			return nil, err
+		}
+		s.AuditPolicy = string(policy)
+	}
+	if c.Descheduler.Enabled() {
+		policy, err := resolveDeschedulerPolicy(c.Descheduler)
+		if err != nil {
+			return nil, err
+		}
+		s.DeschedulerPolicy = string(policy)
+	}
+	return s, nil
+}
+
 // writeClusterFiles lays out a new cluster's directory: its resolved
-// config with fresh ports, audit policy, credentials and kubeconfigs.
-func writeClusterFiles(d clusterdir.Dir, c *v1alpha1.Cluster, auditPolicy []byte) error {
+// config with fresh ports, credentials and kubeconfigs. The files each
+// component reads are written by the component's Prepare at every start.
+func writeClusterFiles(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	for _, dir := range []string{d.Logs(), d.Etcd()} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return err
 		}
 	}
-	avoid := []int{c.Networking.APIServerPort}
-	ports, err := controlplane.FreePorts(3, avoid)
+	ports, err := controlplane.AssignPorts(c)
 	if err != nil {
 		return err
 	}
-	if c.Networking.APIServerPort != 0 {
-		ports[0] = c.Networking.APIServerPort
-	}
-	c.Status = &v1alpha1.ClusterStatus{
-		KubernetesVersion: version.Get().GitVersion,
-		KubesimVersion:    kubesimversion.Version,
-		CreatedAt:         metav1.Now(),
-		Ports:             v1alpha1.Ports{APIServer: ports[0], Etcd: ports[1], EtcdPeer: ports[2]},
-	}
-	if err := pki.WriteFile(d.AuditPolicy(), auditPolicy); err != nil {
-		return err
-	}
+	c.Status.CreatedAt, c.Status.Ports = metav1.Now(), ports
 	if err := d.Save(c); err != nil {
 		return err
 	}
@@ -171,53 +150,4 @@ func writeClusterFiles(d clusterdir.Dir, c *v1alpha1.Cluster, auditPolicy []byte
 		return fmt.Errorf("writing credentials: %w", err)
 	}
 	return controlplane.WriteKubeconfigs(d, c)
-}
-
-// readAuditPolicy reads and checks a user's audit policy, so a bad one is
-// reported now rather than as an API server that never starts.
-func readAuditPolicy(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("auditPolicy: %w", err)
-	}
-	if _, err := policy.LoadPolicyFromBytes(data); err != nil {
-		return nil, fmt.Errorf("auditPolicy: %s is not a valid audit.k8s.io/v1 Policy: %w", path, err)
-	}
-	return data, nil
-}
-
-// checkExplicitPort fails early if the port the user asked for is taken.
-func checkExplicitPort(c *v1alpha1.Cluster) error {
-	if p := c.Networking.APIServerPort; p != 0 && !controlplane.PortFree(p) {
-		return fmt.Errorf("networking.apiServerPort: port %d is in use by another process; choose another or 0 for any", p)
-	}
-	return nil
-}
-
-// resolveDeschedulerPolicy reads the policy file, or expands the profiles,
-// and checks the result with the descheduler's own validation.
-func resolveDeschedulerPolicy(ds v1alpha1.Descheduler) ([]byte, error) {
-	field := "descheduler.profiles"
-	data, err := descheduler.ProfilePolicy(ds.Profiles)
-	if ds.Policy != "" {
-		field = "descheduler.policy " + ds.Policy
-		data, err = os.ReadFile(ds.Policy)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", field, err)
-	}
-	if _, err := descheduler.LoadPolicy(data, fake.NewClientset()); err != nil {
-		return nil, fmt.Errorf("%s: %w", field, err)
-	}
-	return data, nil
-}
-
-func enabledComponents(c *v1alpha1.Cluster) []string {
-	var names []string
-	for _, comp := range controlplane.Components() {
-		if comp.Enabled(c) {
-			names = append(names, comp.Name)
-		}
-	}
-	return names
 }

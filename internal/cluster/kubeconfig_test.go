@@ -19,11 +19,12 @@ func newTestCluster(t *testing.T, p *Provider, name string) clusterdir.Dir {
 	t.Helper()
 	c := &v1alpha1.Cluster{Name: name}
 	c.SetDefaults()
+	c.Status = &v1alpha1.ClusterStatus{}
 	d := clusterdir.For(p.Home, name)
 	if err := os.MkdirAll(d.Path, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeClusterFiles(d, c, []byte(defaultAuditPolicy)); err != nil {
+	if err := writeClusterFiles(d, c); err != nil {
 		t.Fatal(err)
 	}
 	return d

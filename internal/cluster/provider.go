@@ -59,7 +59,7 @@ func (p *Provider) openRunning(name string) (clusterdir.Dir, *v1alpha1.Cluster, 
 	if err != nil {
 		return d, c, err
 	}
-	if !d.Running() {
+	if !controlplane.Running(d) {
 		return d, c, fmt.Errorf("cluster %q is stopped; start it with: kubesim start cluster --name %s", name, name)
 	}
 	return d, c, nil
@@ -93,7 +93,7 @@ func (p *Provider) List() ([]Info, error) {
 		}
 		infos = append(infos, Info{
 			Name:      name,
-			Running:   d.Running(),
+			Running:   controlplane.Running(d),
 			APIServer: controlplane.APIServerURL(c),
 			Created:   c.Status.CreatedAt.Time,
 		})
@@ -124,7 +124,7 @@ func (p *Provider) LogPath(name, component string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	valid := append(controlplane.ComponentNames(), "supervisor", "audit")
+	valid := controlplane.LogNames()
 	if !slices.Contains(valid, component) {
 		return "", fmt.Errorf("no log named %q; choose one of: %s", component, strings.Join(valid, ", "))
 	}

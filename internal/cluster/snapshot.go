@@ -75,9 +75,9 @@ func (p *Provider) SnapshotRestore(ctx context.Context, name, path string, wait 
 		return fmt.Errorf("snapshot %s cannot be restored: %w", path, err)
 	}
 
-	wasRunning := d.Running()
+	wasRunning := controlplane.Running(d)
 	if wasRunning {
-		if err := stopSupervisor(ctx, d); err != nil {
+		if err := controlplane.Stop(ctx, d); err != nil {
 			return err
 		}
 	}
@@ -96,7 +96,7 @@ func (p *Provider) SnapshotRestore(ctx context.Context, name, path string, wait 
 	if !wasRunning {
 		return nil
 	}
-	if err := p.startAndWait(ctx, d, wait); err != nil {
+	if err := controlplane.Launch(ctx, p.Home, d, wait); err != nil {
 		return err
 	}
 	return p.useContext(d)

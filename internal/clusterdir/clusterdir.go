@@ -1,5 +1,7 @@
 // Package clusterdir is the on-disk layout of kubesim's clusters:
-// $KUBESIM_HOME/clusters/<name>/{cluster.yaml,pki/,etcd/,logs/,kubeconfig}.
+// $KUBESIM_HOME/clusters/<name>/{cluster.yaml,pki/,etcd/,logs/,kubeconfig}
+// and the files components and the supervisor keep there. It says where
+// things are; what is in them is written by the packages that own them.
 package clusterdir
 
 import (
@@ -8,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"syscall"
 
 	"sigs.k8s.io/yaml"
 
@@ -89,8 +90,8 @@ func (d Dir) ComponentKubeconfig(component string) string {
 	return filepath.Join(d.PKI(), component+".kubeconfig")
 }
 
-// lockFile is held by the cluster's supervisor for as long as it runs.
-func (d Dir) lockFile() string { return filepath.Join(d.Path, "supervisor.lock") }
+// LockFile is held by the cluster's supervisor for as long as it runs.
+func (d Dir) LockFile() string { return filepath.Join(d.Path, "supervisor.lock") }
 
 // StartedFile exists while every component of the cluster has been
 // started; the supervisor writes it once they are, and removes it on stop.
@@ -130,30 +131,4 @@ func (d Dir) Save(c *v1alpha1.Cluster) error {
 		return err
 	}
 	return os.Rename(tmp, d.ConfigFile())
-}
-
-// Lock takes the supervisor lock without waiting. It returns a release
-// function, or an error if another process (a running supervisor) holds it.
-// The kernel drops the lock when its holder dies, so a crash never leaves a
-// cluster looking alive.
-func (d Dir) Lock() (release func(), err error) {
-	f, err := os.OpenFile(d.lockFile(), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { f.Close() }, nil
-}
-
-// Running reports whether the cluster's supervisor is alive.
-func (d Dir) Running() bool {
-	release, err := d.Lock()
-	if err != nil {
-		return errors.Is(err, syscall.EWOULDBLOCK)
-	}
-	release()
-	return false
 }

@@ -2,12 +2,15 @@
 // made of. Each runs alone in a process of its own (`kubesim component
 // NAME ARGS`), because the upstream components keep global state — flags,
 // logging, metrics registries, signal handlers — that cannot be shared.
+// kubesim's own components parse their typed options (controlplane); the
+// upstream ones their own flags.
 package components
 
 import (
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,23 +18,35 @@ import (
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
+
+	"github.com/kubesim/kubesim/internal/controlplane"
 )
 
-// entryPoints maps a component name to the function that runs it and
-// returns the process's exit code.
-var entryPoints = map[string]func(args []string) int{
-	"etcd":                    runEtcd,
-	"kube-apiserver":          upstream(apiserver.NewAPIServerCommand),
-	"kube-controller-manager": upstream(controllermanager.NewControllerManagerCommand),
-	"kube-scheduler":          upstream(func() *cobra.Command { return scheduler.NewSchedulerCommand() }),
-	"kubelet-sim":             runKubeletSim,
-	"descheduler":             runDescheduler,
-	"supervisor":              runSupervisor,
+// upstreamCommands build the cobra command of each upstream component.
+var upstreamCommands = map[string]func() *cobra.Command{
+	controlplane.KubeAPIServer:         apiserver.NewAPIServerCommand,
+	controlplane.KubeControllerManager: controllermanager.NewControllerManagerCommand,
+	controlplane.KubeScheduler:         func() *cobra.Command { return scheduler.NewSchedulerCommand() },
+}
+
+// ownEntryPoints run kubesim's own components and return the exit code.
+var ownEntryPoints = map[string]func(args []string) int{
+	controlplane.Etcd:        runEtcd,
+	controlplane.KubeletSim:  runKubeletSim,
+	controlplane.Descheduler: runDescheduler,
+	controlplane.Supervisor:  runSupervisor,
 }
 
 // Run runs the named component with args and returns its exit code.
 func Run(name string, args []string) int {
-	run, ok := entryPoints[name]
+	if newCommand, ok := upstreamCommands[name]; ok {
+		// The upstream command parses its flags, sets up logging and
+		// signals and runs until terminated.
+		cmd := newCommand()
+		cmd.SetArgs(args)
+		return cli.Run(cmd)
+	}
+	run, ok := ownEntryPoints[name]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "kubesim component: unknown component %q (one of: %s)\n", name, strings.Join(Names(), ", "))
 		return 2
@@ -41,20 +56,18 @@ func Run(name string, args []string) int {
 
 // Names lists the components that can be run.
 func Names() []string {
-	var names []string
-	for n := range entryPoints {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Collect(maps.Keys(upstreamCommands))
+	names = slices.AppendSeq(names, maps.Keys(ownEntryPoints))
+	slices.Sort(names)
 	return names
 }
 
-// upstream runs an upstream component's own cobra command, which parses
-// its flags, sets up logging and signals and runs until terminated.
-func upstream(newCommand func() *cobra.Command) func([]string) int {
-	return func(args []string) int {
-		cmd := newCommand()
-		cmd.SetArgs(args)
-		return cli.Run(cmd)
+// parseArgs parses a component's typed options, printing a bad argument's
+// error as the component's one line.
+func parseArgs(name string, opts controlplane.Options, args []string) bool {
+	if err := controlplane.ParseArgs(name, opts, args); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		return false
 	}
+	return true
 }

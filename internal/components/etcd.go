@@ -8,28 +8,20 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spf13/pflag"
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/kubesim/kubesim/internal/controlplane"
 )
 
 // runEtcd runs a single-member etcd that serves only TLS clients holding a
-// certificate of the cluster's CA.
+// certificate of the cluster's CA (controlplane.EtcdOptions).
 func runEtcd(args []string) int {
-	fs := pflag.NewFlagSet("etcd", pflag.ContinueOnError)
-	dataDir := fs.String("data-dir", "", "etcd data directory")
-	clientURL := fs.String("listen-client-url", "", "https URL clients connect to")
-	peerURL := fs.String("listen-peer-url", "", "https URL of the (single) peer endpoint")
-	certFile := fs.String("cert-file", "", "serving certificate")
-	keyFile := fs.String("key-file", "", "serving key")
-	caFile := fs.String("trusted-ca-file", "", "CA that signs client certificates")
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	var opts controlplane.EtcdOptions
+	if !parseArgs(controlplane.Etcd, &opts, args) {
 		return 2
 	}
-	cfg, err := etcdConfig(*dataDir, *clientURL, *peerURL, transport.TLSInfo{
-		CertFile: *certFile, KeyFile: *keyFile, TrustedCAFile: *caFile, ClientCertAuth: true,
-	})
+	cfg, err := etcdConfig(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "etcd:", err)
 		return 2
@@ -57,21 +49,22 @@ func runEtcd(args []string) int {
 	}
 }
 
-func etcdConfig(dataDir, clientURL, peerURL string, tls transport.TLSInfo) (*embed.Config, error) {
-	client, err := url.Parse(clientURL)
+func etcdConfig(o controlplane.EtcdOptions) (*embed.Config, error) {
+	client, err := url.Parse(o.ClientURL)
 	if err != nil {
 		return nil, fmt.Errorf("--listen-client-url: %w", err)
 	}
-	peer, err := url.Parse(peerURL)
+	peer, err := url.Parse(o.PeerURL)
 	if err != nil {
 		return nil, fmt.Errorf("--listen-peer-url: %w", err)
 	}
 	cfg := embed.NewConfig()
 	cfg.Name = "default"
-	cfg.Dir = dataDir
+	cfg.Dir = o.DataDir
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*client}, []url.URL{*client}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*peer}, []url.URL{*peer}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	tls := transport.TLSInfo{CertFile: o.CertFile, KeyFile: o.KeyFile, TrustedCAFile: o.TrustedCAFile, ClientCertAuth: true}
 	cfg.ClientTLSInfo, cfg.PeerTLSInfo = tls, tls
 	// A simulator's data is disposable and snapshots exist for keeping it:
 	// skipping fsync removes etcd's main cost. A clean stop still flushes.

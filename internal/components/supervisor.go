@@ -2,13 +2,10 @@ package components
 
 import (
 	"context"
-	"fmt"
 	"log"
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/spf13/pflag"
 
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/controlplane"
@@ -16,15 +13,12 @@ import (
 
 // runSupervisor runs a cluster's control plane until SIGTERM or SIGINT.
 func runSupervisor(args []string) int {
-	fs := pflag.NewFlagSet("supervisor", pflag.ContinueOnError)
-	home := fs.String("home", "", "kubesim home directory")
-	name := fs.String("name", "", "cluster name")
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	var opts controlplane.SupervisorOptions
+	if !parseArgs(controlplane.Supervisor, &opts, args) {
 		return 2
 	}
 	logger := log.New(os.Stderr, "supervisor: ", log.LstdFlags|log.Lmicroseconds)
-	d, err := clusterdir.Open(*home, *name)
+	d, err := clusterdir.Open(opts.Home, opts.Name)
 	if err != nil {
 		logger.Print(err)
 		return 1

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/kubeletsim"
 )
 
 // The API server reaches nodes (kubectl logs, exec, attach, port-forward)
@@ -20,9 +21,6 @@ import (
 // serves. Simulated kubelets do not exist, so their port gets a clear
 // refusal at once instead of a DNS error or a hang; anything else (a
 // Service-backed webhook, say) is connected through as it would be.
-
-// kubeletPort is the port simulated nodes advertise for their kubelet.
-const kubeletPort = 10250
 
 const egressConfig = `apiVersion: apiserver.k8s.io/v1beta1
 kind: EgressSelectorConfiguration
@@ -39,13 +37,10 @@ egressSelections:
 func egressSocket(d clusterdir.Dir) string     { return filepath.Join(d.Path, "egress.sock") }
 func egressConfigFile(d clusterdir.Dir) string { return filepath.Join(d.Path, "egress-selector.yaml") }
 
-// serveEgress writes the API server's egress configuration and serves the
-// proxy until ctx ends.
+// serveEgress serves the proxy until ctx ends (the API server's Prepare
+// writes its configuration).
 func serveEgress(ctx context.Context, d clusterdir.Dir, logf func(string, ...any)) error {
 	sock := egressSocket(d)
-	if err := os.WriteFile(egressConfigFile(d), []byte(fmt.Sprintf(egressConfig, sock)), 0o600); err != nil {
-		return err
-	}
 	_ = os.Remove(sock) // left by a supervisor that was killed
 	l, err := net.Listen("unix", sock)
 	if err != nil {
@@ -80,7 +75,7 @@ func handleConnect(conn net.Conn, logf func(string, ...any)) {
 		fmt.Fprint(conn, "HTTP/1.1 400 kubesim egress proxy: bad address\r\n\r\n")
 		return
 	}
-	if port == strconv.Itoa(kubeletPort) {
+	if port == strconv.Itoa(kubeletsim.DefaultKubeletPort) {
 		fmt.Fprintf(conn, "HTTP/1.1 501 kubesim: node %s is simulated, its pods run no containers: "+
 			"logs, exec, attach and port-forward are not available\r\n\r\n", host)
 		return

@@ -62,6 +62,12 @@ type Cluster struct {
 	// control plane whose nodes are simulated from elsewhere.
 	DisableKubeletSim bool `json:"disableKubeletSim,omitempty"`
 
+	// ExtraArgs are upstream flags added to an upstream component's command
+	// line, by component (kube-apiserver, kube-controller-manager,
+	// kube-scheduler): ["--feature-gates=SomeGate=true", "--v=4"]. A flag
+	// given here replaces kubesim's own value for it.
+	ExtraArgs map[string][]string `json:"extraArgs,omitempty"`
+
 	// Status is written by kubesim, never by users.
 	Status *ClusterStatus `json:"status,omitempty"`
 }
@@ -124,6 +130,11 @@ type ClusterStatus struct {
 	KubesimVersion    string      `json:"kubesimVersion"`
 	CreatedAt         metav1.Time `json:"createdAt"`
 	Ports             Ports       `json:"ports"`
+	// AuditPolicy and DeschedulerPolicy are the policies resolved when the
+	// cluster was made (from the user's files, profiles or defaults); the
+	// components' files are written from them at every start.
+	AuditPolicy       string `json:"auditPolicy,omitempty"`
+	DeschedulerPolicy string `json:"deschedulerPolicy,omitempty"`
 }
 
 // Ports are the loopback ports the cluster's components listen on.
@@ -283,6 +294,12 @@ func (c *Cluster) DeepCopy() *Cluster {
 	if p := c.Scheduler.PercentageOfNodesToScore; p != nil {
 		v := *p
 		out.Scheduler.PercentageOfNodesToScore = &v
+	}
+	if c.ExtraArgs != nil {
+		out.ExtraArgs = map[string][]string{}
+		for k, v := range c.ExtraArgs {
+			out.ExtraArgs[k] = append([]string(nil), v...)
+		}
 	}
 	return &out
 }

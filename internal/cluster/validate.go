@@ -1,0 +1,110 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+
+	"k8s.io/apiserver/pkg/audit/policy"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/controlplane"
+	"github.com/kubesim/kubesim/internal/descheduler"
+)
+
+// validate checks a defaulted config; each error names the field at fault.
+func validate(c *v1alpha1.Cluster) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	return validateExtraArgs(c.ExtraArgs)
+}
+
+// validateExtraArgs checks that extra arguments go to upstream components
+// and that each component's own flags take them.
+func validateExtraArgs(extra map[string][]string) error {
+	names := make([]string, 0, len(extra))
+	for name := range extra {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if !slices.Contains(controlplane.UpstreamComponents, name) {
+			return fmt.Errorf("extraArgs.%s: not an upstream component; use %s", name, strings.Join(controlplane.UpstreamComponents, ", "))
+		}
+		for i, arg := range extra[name] {
+			if !strings.HasPrefix(arg, "--") || len(arg) < 3 {
+				return fmt.Errorf("extraArgs.%s[%d]: %q is not a flag; write it as --name=value, e.g. --feature-gates=SomeGate=true", name, i, arg)
+			}
+		}
+		if err := checkUpstreamFlags(name, extra[name]); err != nil {
+			return fmt.Errorf("extraArgs.%s: %v (kubesim component %s --help lists its flags)", name, err, name)
+		}
+	}
+	return nil
+}
+
+// checkUpstreamFlags asks the component itself whether its flags take
+// args, so a misspelt or ill-typed flag is reported now rather than as a
+// component that never starts. It asks a process of its own: upstream
+// commands set up their signal handling as they are built.
+func checkUpstreamFlags(component string, args []string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmdline := append(append([]string{"component", component}, args...), "--help")
+	out, err := exec.Command(exe, cmdline...).CombinedOutput()
+	if err == nil {
+		return nil
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if msg, ok := strings.CutPrefix(line, "Error: "); ok {
+			return errors.New(msg)
+		}
+	}
+	return err
+}
+
+// readAuditPolicy reads and checks a user's audit policy, so a bad one is
+// reported now rather than as an API server that never starts.
+func readAuditPolicy(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("auditPolicy: %w", err)
+	}
+	if _, err := policy.LoadPolicyFromBytes(data); err != nil {
+		return nil, fmt.Errorf("auditPolicy: %s is not a valid audit.k8s.io/v1 Policy: %w", path, err)
+	}
+	return data, nil
+}
+
+// checkExplicitPort fails early if the port the user asked for is taken.
+func checkExplicitPort(c *v1alpha1.Cluster) error {
+	if p := c.Networking.APIServerPort; p != 0 && !controlplane.PortFree(p) {
+		return fmt.Errorf("networking.apiServerPort: port %d is in use by another process; choose another or 0 for any", p)
+	}
+	return nil
+}
+
+// resolveDeschedulerPolicy reads the policy file, or expands the profiles,
+// and checks the result with the descheduler's own validation.
+func resolveDeschedulerPolicy(ds v1alpha1.Descheduler) ([]byte, error) {
+	field := "descheduler.profiles"
+	data, err := descheduler.ProfilePolicy(ds.Profiles)
+	if ds.Policy != "" {
+		field = "descheduler.policy " + ds.Policy
+		data, err = os.ReadFile(ds.Policy)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", field, err)
+	}
+	if _, err := descheduler.LoadPolicy(data, fake.NewClientset()); err != nil {
+		return nil, fmt.Errorf("%s: %w", field, err)
+	}
+	return data, nil
+}

@@ -1,0 +1,134 @@
+package controlplane
+
+import (
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/kubeletsim"
+)
+
+// The command lines of the components, derived from the cluster's config.
+// kubesim's own components have typed options (ownArgs renders them); the
+// upstream ones take their upstream flags.
+
+// ownArgs renders the typed options of one of kubesim's own components.
+func ownArgs[O Options](options func(clusterdir.Dir, *v1alpha1.Cluster) O) func(clusterdir.Dir, *v1alpha1.Cluster) []string {
+	return func(d clusterdir.Dir, c *v1alpha1.Cluster) []string { return Args(options(d, c)) }
+}
+
+func pkiPath(d clusterdir.Dir, file string) string { return filepath.Join(d.PKI(), file) }
+
+func etcdOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *EtcdOptions {
+	return &EtcdOptions{
+		DataDir:       d.Etcd(),
+		ClientURL:     EtcdURL(c),
+		PeerURL:       EtcdPeerURL(c),
+		CertFile:      pkiPath(d, etcdServerName+".crt"),
+		KeyFile:       pkiPath(d, etcdServerName+".key"),
+		TrustedCAFile: pkiPath(d, caName+".crt"),
+	}
+}
+
+func apiServerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
+	return []string{
+		"--bind-address=" + loopback,
+		"--secure-port=" + strconv.Itoa(c.Status.Ports.APIServer),
+		"--etcd-servers=" + EtcdURL(c),
+		"--etcd-cafile=" + pkiPath(d, caName+".crt"),
+		"--etcd-certfile=" + pkiPath(d, etcdClientName+".crt"),
+		"--etcd-keyfile=" + pkiPath(d, etcdClientName+".key"),
+		"--client-ca-file=" + pkiPath(d, caName+".crt"),
+		"--tls-cert-file=" + pkiPath(d, apiServerName+".crt"),
+		"--tls-private-key-file=" + pkiPath(d, apiServerName+".key"),
+		"--authorization-mode=Node,RBAC",
+		"--enable-admission-plugins=NodeRestriction",
+		"--default-not-ready-toleration-seconds=" + tolerationSeconds(c),
+		"--default-unreachable-toleration-seconds=" + tolerationSeconds(c),
+		"--service-account-issuer=https://" + kubernetesSvcDomain,
+		"--service-account-key-file=" + pkiPath(d, "sa.pub"),
+		"--service-account-signing-key-file=" + pkiPath(d, "sa.key"),
+		"--service-cluster-ip-range=" + c.Networking.ServiceSubnet,
+		"--allow-privileged=true",
+		"--audit-policy-file=" + d.AuditPolicy(),
+		"--audit-log-path=" + d.Log(auditLog),
+		"--audit-log-maxsize=100",
+		"--audit-log-maxbackup=3",
+		// Batched: events are written by a background worker, not one
+		// write per request on the request's path.
+		"--audit-log-mode=batch",
+		"--egress-selector-config-file=" + egressConfigFile(d),
+	}
+}
+
+func tolerationSeconds(c *v1alpha1.Cluster) string {
+	return strconv.Itoa(int(c.NodeLifecycle.PodEvictionToleration.Duration / time.Second))
+}
+
+func controllerManagerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
+	nl := c.NodeLifecycle
+	return []string{
+		"--kubeconfig=" + d.ComponentKubeconfig(controllerMgrName),
+		"--bind-address=" + loopback,
+		"--secure-port=0", // nothing scrapes it; one port fewer to allocate
+		"--leader-elect=false",
+		"--use-service-account-credentials=true",
+		"--service-account-private-key-file=" + pkiPath(d, "sa.key"),
+		"--root-ca-file=" + pkiPath(d, caName+".crt"),
+		"--cluster-signing-cert-file=" + pkiPath(d, caName+".crt"),
+		"--cluster-signing-key-file=" + pkiPath(d, caName+".key"),
+		"--allocate-node-cidrs=true",
+		"--cluster-cidr=" + c.Networking.PodSubnet,
+		"--node-cidr-mask-size=24",
+		"--service-cluster-ip-range=" + c.Networking.ServiceSubnet,
+		"--node-monitor-period=" + nl.NodeMonitorPeriod.Duration.String(),
+		"--node-monitor-grace-period=" + nl.NodeMonitorGracePeriod.Duration.String(),
+		"--node-startup-grace-period=" + nl.NodeStartupGracePeriod.Duration.String(),
+		"--profiling=false",
+		// Upstream's 20 QPS paces a ReplicaSet of thousands to a crawl; a
+		// simulator's API server has the room.
+		"--kube-api-qps=1000",
+		"--kube-api-burst=2000",
+		// The TTL controller rewrites every node's annotation as the cluster
+		// grows, for kubelets' caches that simulated nodes do not have.
+		"--controllers=*,-" + ttlController,
+	}
+}
+
+const ttlController = "ttl-controller"
+
+func schedulerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
+	return []string{
+		"--config=" + schedulerConfigFile(d),
+		"--bind-address=" + loopback,
+		"--secure-port=0",
+	}
+}
+
+func kubeletSimOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *kubeletsim.Options {
+	// Two renewals per grace period (a kubelet does four: 10s of 40s).
+	// Lease renewals are most of a big idle cluster's writes — at 10,000
+	// nodes four per period kept the API server near two cores — and one
+	// late renewal still leaves half the grace period to spare.
+	grace := c.NodeLifecycle.NodeMonitorGracePeriod.Duration
+	o := kubeletsim.DefaultOptions()
+	o.Kubeconfig = d.ComponentKubeconfig(kubeletSimName)
+	o.ManageAllNodes = true
+	o.Holder = "kubesim-" + c.Name
+	o.LeaseDuration, o.LeaseRenewInterval = grace, grace/2
+	o.NodeIPRange = c.Networking.NodeSubnet
+	o.StageSet = c.Stages
+	// The egress proxy refuses this port: simulated kubelets serve nothing.
+	o.KubeletPort = kubeletsim.DefaultKubeletPort
+	return &o
+}
+
+func deschedulerOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *DeschedulerOptions {
+	return &DeschedulerOptions{
+		Kubeconfig: d.ComponentKubeconfig(deschedulerName),
+		Policy:     d.DeschedulerPolicy(),
+		Interval:   c.Descheduler.Interval.Duration,
+	}
+}

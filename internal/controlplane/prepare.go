@@ -1,0 +1,83 @@
+package controlplane
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/pki"
+)
+
+// The files components read, each written by the component's Prepare
+// before every start, from the cluster's config.
+
+// auditLog is the name of the API server's audit log.
+const auditLog = "audit"
+
+// DefaultAuditPolicy records the metadata of every write, leaving out the
+// constant churn of Lease renewals and Events, which would drown the rest.
+const DefaultAuditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: None
+  verbs: ["get", "list", "watch"]
+- level: None
+  resources:
+  - group: coordination.k8s.io
+    resources: ["leases"]
+  - group: ""
+    resources: ["events"]
+  - group: events.k8s.io
+    resources: ["events"]
+- level: Metadata
+`
+
+// writeAPIServerFiles writes the API server's audit policy and egress
+// selector configuration.
+func writeAPIServerFiles(d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	if err := writeResolved(d.AuditPolicy(), c.Status.AuditPolicy); err != nil {
+		return err
+	}
+	return os.WriteFile(egressConfigFile(d), fmt.Appendf(nil, egressConfig, egressSocket(d)), 0o600)
+}
+
+// writeDeschedulerPolicy writes the policy the descheduler runs.
+func writeDeschedulerPolicy(d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	return writeResolved(d.DeschedulerPolicy(), c.Status.DeschedulerPolicy)
+}
+
+// writeResolved writes a policy create resolved into the cluster's status.
+// A cluster made before kubesim kept them there has none: its file, which
+// create wrote then, stays as it is.
+func writeResolved(path, policy string) error {
+	if policy == "" {
+		return nil
+	}
+	return pki.WriteFile(path, []byte(policy))
+}
+
+func schedulerConfigFile(d clusterdir.Dir) string { return filepath.Join(d.Path, "scheduler.yaml") }
+
+// schedulerConfig lifts the client's 50 QPS, which caps binding at about
+// 50 pods/s, and leaves the scheduling algorithm as upstream's.
+const schedulerConfig = `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: %s
+  qps: 5000
+  burst: 10000
+leaderElection:
+  leaderElect: false
+enableProfiling: false
+`
+
+func writeSchedulerConfig(d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	cfg := fmt.Appendf(nil, schedulerConfig, d.ComponentKubeconfig(schedulerName))
+	if p := c.Scheduler.PercentageOfNodesToScore; p != nil {
+		cfg = fmt.Appendf(cfg, "percentageOfNodesToScore: %d\n", *p)
+	}
+	return os.WriteFile(schedulerConfigFile(d), cfg, 0o600)
+}

@@ -1,0 +1,69 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/clusterdir"
+)
+
+// EtcdURL is where the cluster's etcd serves clients.
+func EtcdURL(c *v1alpha1.Cluster) string {
+	return fmt.Sprintf("https://%s:%d", loopback, c.Status.Ports.Etcd)
+}
+
+// EtcdPeerURL is etcd's (only) peer address.
+func EtcdPeerURL(c *v1alpha1.Cluster) string {
+	return fmt.Sprintf("https://%s:%d", loopback, c.Status.Ports.EtcdPeer)
+}
+
+// EtcdClientTLS is the client identity the API server (and snapshots) use.
+func EtcdClientTLS(d clusterdir.Dir) transport.TLSInfo {
+	return transport.TLSInfo{
+		CertFile:      pkiPath(d, etcdClientName+".crt"),
+		KeyFile:       pkiPath(d, etcdClientName+".key"),
+		TrustedCAFile: pkiPath(d, caName+".crt"),
+	}
+}
+
+// etcdReady asks etcd's /health endpoint, as the API server's client.
+func etcdReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	tls := EtcdClientTLS(d)
+	client, err := tlsClient(tls.TrustedCAFile, tls.CertFile, tls.KeyFile)
+	if err != nil {
+		return err
+	}
+	return getOK(ctx, client, EtcdURL(c)+"/health")
+}
+
+// APIServerReady asks the API server's /readyz endpoint, as the admin.
+func APIServerReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	client, err := tlsClient(pkiPath(d, caName+".crt"), pkiPath(d, adminName+".crt"), pkiPath(d, adminName+".key"))
+	if err != nil {
+		return err
+	}
+	return getOK(ctx, client, APIServerURL(c)+"/readyz")
+}
+
+func getOK(ctx context.Context, client *http.Client, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return nil
+}
