@@ -23,6 +23,7 @@ func TestBenchScenarios(t *testing.T) {
 		{[]string{"floor", "--nodes", "5", "--pods", "20"}, []string{"floor: pods created (nothing else): 20 in", "floor: pods deleted at once and gone: 20 in", "floor: nodes created (nothing else): 5 in"}, false},
 	} {
 		t.Run(tc.args[0], func(t *testing.T) {
+			e := e.in(t)
 			r := e.must(append([]string{"bench"}, tc.args...)...)
 			for _, p := range tc.phases {
 				if !strings.Contains(r.stdout, p) {

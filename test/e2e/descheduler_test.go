@@ -52,9 +52,7 @@ func (r descheduleReport) results() (map[string]int, int) {
 // dry runs, LowNodeUtilization relieving a hot node, and the component.
 func TestDescheduler(t *testing.T) {
 	e := newEnv(t)
-	e.cluster = "desched"
-	e.must("create", "cluster", "--name", "desched", "--nodes", "3",
-		"--node-monitor-grace-period", "10s", "--pod-eviction-toleration", "2s")
+	e.createCluster("desched", threeNodesFastFailures...)
 	client := e.client()
 	ctx := context.Background()
 	for i := range 3 {
@@ -267,20 +265,6 @@ func waitSpread(t *testing.T, client kubernetes.Interface, selector string, want
 			}
 		}
 		return fmt.Errorf("spread %s", got)
-	})
-}
-
-func waitUntainted(t *testing.T, client kubernetes.Interface, name string) {
-	t.Helper()
-	eventually(t, 60*time.Second, name+" untainted", func() error {
-		n, err := client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if len(n.Spec.Taints) > 0 {
-			return fmt.Errorf("taints %v", n.Spec.Taints)
-		}
-		return nil
 	})
 }
 

@@ -14,9 +14,15 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 )
 
 // binary is the kubesim under test, built once per run.
@@ -61,6 +67,26 @@ func newEnv(t *testing.T) *env {
 		}
 	})
 	return e
+}
+
+// createCluster creates the cluster name with extra create flags and makes
+// it the one e.kubectl and e.apply talk to.
+func (e *env) createCluster(name string, args ...string) {
+	e.t.Helper()
+	e.cluster = name
+	e.must(append([]string{"create", "cluster", "--name", name}, args...)...)
+}
+
+// threeNodesFastFailures are create flags for tests of node failures: three
+// nodes, declared dead after 10s, their pods evicted 2s later.
+var threeNodesFastFailures = []string{"--nodes", "3", "--node-monitor-grace-period", "10s", "--pod-eviction-toleration", "2s"}
+
+// in is the same user seen from a subtest: failures are reported to t,
+// and the parent's env is left as it is.
+func (e *env) in(t *testing.T) *env {
+	sub := *e
+	sub.t = t
+	return &sub
 }
 
 // result is what a kubesim command printed and how it exited.
@@ -221,4 +247,214 @@ func (e *env) dumpLogs() {
 		}
 		e.t.Logf("--- %s (tail)\n%s", m, data)
 	}
+}
+
+// kubectl runs kubesim's kubectl against cluster e.cluster; it must succeed.
+func (e *env) kubectl(args ...string) result {
+	e.t.Helper()
+	return e.must(append([]string{"kubectl", "--name", e.cluster}, args...)...)
+}
+
+// apply writes manifest to a file and applies it with kubesim's kubectl.
+func (e *env) apply(manifest string) {
+	e.t.Helper()
+	f := filepath.Join(e.t.TempDir(), "manifest.yaml")
+	writeFile(e.t, f, []byte(manifest))
+	e.kubectl("apply", "-f", f)
+}
+
+// waitPods waits until exactly n pods match selector, all Running and Ready.
+func waitPods(t *testing.T, client kubernetes.Interface, selector string, n int) {
+	t.Helper()
+	eventually(t, 90*time.Second, fmt.Sprintf("%d pods %s running and ready", n, selector), func() error {
+		pods, err := client.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return err
+		}
+		if len(pods.Items) != n {
+			return fmt.Errorf("%d pods", len(pods.Items))
+		}
+		for _, p := range pods.Items {
+			if p.Status.Phase != corev1.PodRunning || !podReady(&p) {
+				return fmt.Errorf("pod %s is %s", p.Name, p.Status.Phase)
+			}
+		}
+		return nil
+	})
+}
+
+func labelledPod(name string, labels map[string]string) *corev1.Pod {
+	p := testPod(name)
+	p.Labels = labels
+	return p
+}
+
+func waitGone(t *testing.T, client kubernetes.Interface, name string) {
+	t.Helper()
+	eventually(t, 30*time.Second, "pod "+name+" gone", func() error {
+		_, err := client.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there (%v)", err)
+	})
+}
+
+func createPod(t *testing.T, client kubernetes.Interface, p *corev1.Pod) {
+	t.Helper()
+	if p.Spec.TerminationGracePeriodSeconds == nil {
+		grace := int64(30)
+		p.Spec.TerminationGracePeriodSeconds = &grace
+	}
+	if _, err := client.CoreV1().Pods("default").Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func getPod(t *testing.T, client kubernetes.Interface, name string) *corev1.Pod {
+	t.Helper()
+	p, err := client.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func conditionStatus(p *corev1.Pod, typ corev1.PodConditionType) corev1.ConditionStatus {
+	for _, c := range p.Status.Conditions {
+		if c.Type == typ {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+func deployment(name string, replicas int32) *appsv1.Deployment {
+	l := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: l},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: l},
+				Spec: corev1.PodSpec{
+					Containers:                    []corev1.Container{{Name: "c", Image: "nginx"}},
+					TerminationGracePeriodSeconds: ptr.To[int64](30),
+				},
+			},
+		},
+	}
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func runningPods(t *testing.T, client kubernetes.Interface, selector string) []corev1.Pod {
+	t.Helper()
+	pods, err := client.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []corev1.Pod
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func testPod(name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+	}
+}
+
+// waitNode waits for a node's Ready condition to have status.
+func waitNode(t *testing.T, client kubernetes.Interface, name string, status corev1.ConditionStatus) {
+	t.Helper()
+	eventually(t, 60*time.Second, "node "+name+" Ready="+string(status), func() error {
+		n, err := client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == status {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %v", n.Status.Conditions)
+	})
+}
+
+func waitPhase(t *testing.T, client kubernetes.Interface, name string, phase corev1.PodPhase) {
+	t.Helper()
+	eventually(t, 60*time.Second, "pod "+name+" "+string(phase), func() error {
+		p, err := client.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.Status.Phase != phase {
+			return fmt.Errorf("phase %s", p.Status.Phase)
+		}
+		return nil
+	})
+}
+
+func waitUntainted(t *testing.T, client kubernetes.Interface, name string) {
+	t.Helper()
+	eventually(t, 60*time.Second, name+" untainted", func() error {
+		n, err := client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if len(n.Spec.Taints) > 0 {
+			return fmt.Errorf("taints %v", n.Spec.Taints)
+		}
+		return nil
+	})
+}
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitEvent waits for an Event with reason on the named object whose
+// message contains want.
+func waitEvent(t *testing.T, client kubernetes.Interface, namespace, name, reason, want string) {
+	t.Helper()
+	eventually(t, 30*time.Second, "event "+reason+" on "+name, func() error {
+		events, err := client.CoreV1().Events(namespace).List(context.Background(), metav1.ListOptions{
+			FieldSelector: fields.Set{"involvedObject.name": name, "reason": reason}.String(),
+		})
+		if err != nil {
+			return err
+		}
+		for _, ev := range events.Items {
+			if strings.Contains(ev.Message, want) {
+				return nil
+			}
+		}
+		return fmt.Errorf("%d events, none saying %q", len(events.Items), want)
+	})
 }

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -129,10 +128,10 @@ func TestSimulatedNodesAndPods(t *testing.T) {
 		return nil
 	})
 
-	t.Run("drain obeys a PDB", func(t *testing.T) { testDrain(t, e, client) })
+	t.Run("drain obeys a PDB", func(t *testing.T) { testDrain(t, e.in(t), client) })
 	t.Run("small pod range: exhausted, then recycled", func(t *testing.T) { testExhaustion(t, client) })
-	t.Run("simulator restart", func(t *testing.T) { testSimulatorRestart(t, e, client) })
-	t.Run("API server restart", func(t *testing.T) { testAPIServerRestart(t, e, client) })
+	t.Run("simulator restart", func(t *testing.T) { testSimulatorRestart(t, e.in(t), client) })
+	t.Run("API server restart", func(t *testing.T) { testAPIServerRestart(t, e.in(t), client) })
 }
 
 // testAPIServerRestart kills the API server under the simulator: once the
@@ -243,16 +242,7 @@ func testExhaustion(t *testing.T, client kubernetes.Interface) {
 	if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "node tiny Ready", func() error {
-		n, err := client.CoreV1().Nodes().Get(ctx, "tiny", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if !nodeReady(n) {
-			return errors.New("not Ready")
-		}
-		return nil
-	})
+	waitNode(t, client, "tiny", corev1.ConditionTrue)
 	// A /29 holds 6 addresses.
 	for i := range 7 {
 		p := testPod(fmt.Sprintf("tiny-%d", i))
@@ -397,16 +387,7 @@ spec:
 		t.Fatal(err)
 	}
 	defer func() { _ = sim.Process.Kill(); _ = sim.Wait() }()
-	eventually(t, 30*time.Second, "annotated node Ready", func() error {
-		n, err := client.CoreV1().Nodes().Get(ctx, "fake-one", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if !nodeReady(n) {
-			return errors.New("not Ready")
-		}
-		return nil
-	})
+	waitNode(t, client, "fake-one", corev1.ConditionTrue)
 	p := testPod("on-real")
 	p.Spec.NodeName = "real-one"
 	if _, err := client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
@@ -456,24 +437,6 @@ func impersonating(t *testing.T, kubeconfig, user string) string {
 	return out
 }
 
-func deployment(name string, replicas int32) *appsv1.Deployment {
-	l := map[string]string{"app": name}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: l},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: l},
-				Spec: corev1.PodSpec{
-					Containers:                    []corev1.Container{{Name: "c", Image: "nginx"}},
-					TerminationGracePeriodSeconds: ptr.To[int64](30),
-				},
-			},
-		},
-	}
-}
-
 func scaleDeployment(t *testing.T, client kubernetes.Interface, name string, replicas int32) {
 	t.Helper()
 	s, err := client.AppsV1().Deployments("default").GetScale(context.Background(), name, metav1.GetOptions{})
@@ -484,55 +447,6 @@ func scaleDeployment(t *testing.T, client kubernetes.Interface, name string, rep
 	if _, err := client.AppsV1().Deployments("default").UpdateScale(context.Background(), name, s, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// waitPods waits until exactly n pods match selector, all Running and Ready.
-func waitPods(t *testing.T, client kubernetes.Interface, selector string, n int) {
-	t.Helper()
-	eventually(t, 90*time.Second, fmt.Sprintf("%d pods %s running and ready", n, selector), func() error {
-		pods, err := client.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
-		if err != nil {
-			return err
-		}
-		if len(pods.Items) != n {
-			return fmt.Errorf("%d pods", len(pods.Items))
-		}
-		for _, p := range pods.Items {
-			if p.Status.Phase != corev1.PodRunning || !podReady(&p) {
-				return fmt.Errorf("pod %s is %s", p.Name, p.Status.Phase)
-			}
-		}
-		return nil
-	})
-}
-
-func waitPhase(t *testing.T, client kubernetes.Interface, name string, phase corev1.PodPhase) {
-	t.Helper()
-	eventually(t, 60*time.Second, "pod "+name+" "+string(phase), func() error {
-		p, err := client.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if p.Status.Phase != phase {
-			return fmt.Errorf("phase %s", p.Status.Phase)
-		}
-		return nil
-	})
-}
-
-func runningPods(t *testing.T, client kubernetes.Interface, selector string) []corev1.Pod {
-	t.Helper()
-	pods, err := client.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []corev1.Pod
-	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // checkPodIPs: every running pod's IP is unique among live pods and lies in
@@ -571,24 +485,6 @@ func checkPodIPs(t *testing.T, client kubernetes.Interface, selector string) {
 			t.Errorf("pod %s hostIP %s, node InternalIP %s", p.Name, p.Status.HostIP, internalIP(node))
 		}
 	}
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func internalIP(n *corev1.Node) string {

@@ -168,13 +168,6 @@ func hasNamespace(nss []corev1.Namespace, name string) bool {
 	return false
 }
 
-func testPod(name string) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
-	}
-}
-
 // checkModes fails for any file that others than its owner may read.
 func checkModes(t *testing.T, paths ...string) {
 	t.Helper()

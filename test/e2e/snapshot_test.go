@@ -73,10 +73,3 @@ func TestSnapshot(t *testing.T) {
 		t.Fatalf("configmap missing after restore into a stopped cluster: %v", err)
 	}
 }
-
-func writeFile(t *testing.T, path string, data []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}

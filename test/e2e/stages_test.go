@@ -10,38 +10,20 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 )
-
-// kubectl runs kubesim's kubectl against cluster e.cluster; it must succeed.
-func (e *env) kubectl(args ...string) result {
-	e.t.Helper()
-	return e.must(append([]string{"kubectl", "--name", e.cluster}, args...)...)
-}
-
-// apply writes manifest to a file and applies it with kubesim's kubectl.
-func (e *env) apply(manifest string) {
-	e.t.Helper()
-	f := filepath.Join(e.t.TempDir(), "manifest.yaml")
-	writeFile(e.t, f, []byte(manifest))
-	e.kubectl("apply", "-f", f)
-}
 
 // TestUserStages: Stages applied with kubectl shape lifecycles at once —
 // delays, templates, finalizers, deletion, chains, other kinds — and bad
 // ones are refused or reported without disturbing anything else.
 func TestUserStages(t *testing.T) {
 	e := newEnv(t)
-	e.cluster = "stages"
-	e.must("create", "cluster", "--name", "stages", "--nodes", "3",
-		"--node-monitor-grace-period", "10s", "--pod-eviction-toleration", "2s")
+	e.createCluster("stages", threeNodesFastFailures...)
 	client := e.client()
 
 	t.Run("invalid stages are refused", func(t *testing.T) {
-		e.t = t
+		e := e.in(t)
 		for field, spec := range map[string]string{
 			"spec.selector.matchExpressions[0].operator": `{resourceRef: {apiGroup: v1, kind: Pod}, selector: {matchExpressions: [{key: .status.phase, operator: Near, values: [x]}]}, next: {}}`,
 			"spec.resourceRef.kind":                      `{resourceRef: {apiGroup: v1}, next: {}}`,
@@ -54,7 +36,7 @@ func TestUserStages(t *testing.T) {
 	})
 
 	t.Run("a stage that does not compile is reported on it", func(t *testing.T) {
-		e.t = t
+		e := e.in(t)
 		e.apply(`
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
@@ -69,7 +51,7 @@ spec:
 	})
 
 	t.Run("delay and jitter; label selection; custom condition; a chain", func(t *testing.T) {
-		e.t = t
+		e := e.in(t)
 		e.apply(`
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
@@ -144,7 +126,7 @@ spec:
 	})
 
 	t.Run("finalizers added and removed with an event", func(t *testing.T) {
-		e.t = t
+		e := e.in(t)
 		e.apply(`
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
@@ -191,7 +173,7 @@ spec:
 	})
 
 	t.Run("a delete stage removes objects", func(t *testing.T) {
-		e.t = t
+		e := e.in(t)
 		e.apply(`
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
@@ -210,7 +192,7 @@ spec:
 	})
 
 	t.Run("a broken template warns and disturbs nothing else; deleting it heals", func(t *testing.T) {
-		e.t = t
+		e := e.in(t)
 		e.apply(`
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
@@ -237,7 +219,7 @@ spec:
 	})
 
 	t.Run("a user stage replaces the built-in of its name until deleted", func(t *testing.T) {
-		e.t = t
+		e := e.in(t)
 		e.apply(`
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
@@ -274,7 +256,7 @@ spec:
 	})
 
 	t.Run("stages for a Service and a custom resource", func(t *testing.T) {
-		e.t = t
+		e := e.in(t)
 		e.apply(`
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -346,7 +328,7 @@ spec:
 	})
 
 	t.Run("chaos stages: node not ready; crash loop; failed pod", func(t *testing.T) {
-		e.t = t
+		e := e.in(t)
 		e.kubectl("label", "node", "node-000002", "chaos.kubesim.io/node=not-ready")
 		waitNode(t, client, "node-000002", corev1.ConditionFalse)
 		e.kubectl("label", "node", "node-000002", "chaos.kubesim.io/node-")
@@ -376,7 +358,7 @@ spec:
 	})
 
 	t.Run("node stop: NotReady, pods evicted and rescheduled; start: Ready", func(t *testing.T) {
-		e.t = t
+		e := e.in(t)
 		e.fails(`node "nope" not found`, "node", "stop", "--name", "stages", "nope")
 		d := deployment("victim", 2)
 		if _, err := client.AppsV1().Deployments("default").Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
@@ -454,89 +436,6 @@ func waitIngress(t *testing.T, client kubernetes.Interface, service, ip string) 
 			return fmt.Errorf("ingress %v", ing)
 		}
 		return nil
-	})
-}
-
-func labelledPod(name string, labels map[string]string) *corev1.Pod {
-	p := testPod(name)
-	p.Labels = labels
-	return p
-}
-
-func createPod(t *testing.T, client kubernetes.Interface, p *corev1.Pod) {
-	t.Helper()
-	if p.Spec.TerminationGracePeriodSeconds == nil {
-		grace := int64(30)
-		p.Spec.TerminationGracePeriodSeconds = &grace
-	}
-	if _, err := client.CoreV1().Pods("default").Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func getPod(t *testing.T, client kubernetes.Interface, name string) *corev1.Pod {
-	t.Helper()
-	p, err := client.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func conditionStatus(p *corev1.Pod, typ corev1.PodConditionType) corev1.ConditionStatus {
-	for _, c := range p.Status.Conditions {
-		if c.Type == typ {
-			return c.Status
-		}
-	}
-	return ""
-}
-
-func waitGone(t *testing.T, client kubernetes.Interface, name string) {
-	t.Helper()
-	eventually(t, 30*time.Second, "pod "+name+" gone", func() error {
-		_, err := client.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("still there (%v)", err)
-	})
-}
-
-// waitNode waits for a node's Ready condition to have status.
-func waitNode(t *testing.T, client kubernetes.Interface, name string, status corev1.ConditionStatus) {
-	t.Helper()
-	eventually(t, 60*time.Second, "node "+name+" Ready="+string(status), func() error {
-		n, err := client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady && c.Status == status {
-				return nil
-			}
-		}
-		return fmt.Errorf("conditions %v", n.Status.Conditions)
-	})
-}
-
-// waitEvent waits for an Event with reason on the named object whose
-// message contains want.
-func waitEvent(t *testing.T, client kubernetes.Interface, namespace, name, reason, want string) {
-	t.Helper()
-	eventually(t, 30*time.Second, "event "+reason+" on "+name, func() error {
-		events, err := client.CoreV1().Events(namespace).List(context.Background(), metav1.ListOptions{
-			FieldSelector: fields.Set{"involvedObject.name": name, "reason": reason}.String(),
-		})
-		if err != nil {
-			return err
-		}
-		for _, ev := range events.Items {
-			if strings.Contains(ev.Message, want) {
-				return nil
-			}
-		}
-		return fmt.Errorf("%d events, none saying %q", len(events.Items), want)
 	})
 }
 

@@ -100,7 +100,9 @@ func TestPortTakenWhileStopped(t *testing.T) {
 }
 
 // TestConfigFile creates a cluster from a config file, with a flag
-// overriding it, and checks the options reach the components.
+// overriding it, and checks the options — extra upstream flags included —
+// reach the components, and stay with the cluster when the files it was
+// made from are gone.
 func TestConfigFile(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
@@ -114,17 +116,35 @@ auditPolicy: `+policy+`
 nodeLifecycle:
   nodeMonitorPeriod: 2s
   nodeMonitorGracePeriod: 20s
+extraArgs:
+  kube-controller-manager: ["--concurrent-gc-syncs=7", "--profiling=true"]
 `))
+	bad := filepath.Join(dir, "bad.yaml")
+	writeFile(t, bad, []byte("apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nname: bad\nextraArgs:\n  kube-scheduler: [--no-such-flag=1]\n"))
+	e.fails("extraArgs.kube-scheduler: unknown flag: --no-such-flag", "create", "cluster", "--config", bad)
+
 	e.must("create", "cluster", "--config", config, "--node-monitor-grace-period", "12s")
+	// The cluster keeps what it was made with, not a path to it.
+	if err := os.Remove(policy); err != nil {
+		t.Fatal(err)
+	}
+	e.must("stop", "cluster", "--name", "fromfile")
+	e.must("start", "cluster", "--name", "fromfile")
 	kcm := e.componentPID("fromfile", "kube-controller-manager")
 	if kcm == 0 {
 		t.Fatal("no controller-manager for cluster fromfile")
 	}
 	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", kcm))
-	for _, want := range []string{"--node-monitor-period=2s", "--node-monitor-grace-period=12s"} {
+	for _, want := range []string{"--node-monitor-period=2s", "--node-monitor-grace-period=12s", "--concurrent-gc-syncs=7", "--profiling=true"} {
 		if !strings.Contains(string(cmdline), want) {
 			t.Errorf("controller-manager lacks %s: %s", want, strings.ReplaceAll(string(cmdline), "\x00", " "))
 		}
+	}
+	if strings.Contains(string(cmdline), "--profiling=false") {
+		t.Errorf("kubesim's --profiling=false survives the user's --profiling=true: %s", strings.ReplaceAll(string(cmdline), "\x00", " "))
+	}
+	if log := e.must("logs", "--name", "fromfile", "supervisor").stdout; !strings.Contains(log, "--concurrent-gc-syncs=7") {
+		t.Errorf("the supervisor's log does not show the controller-manager's command line:\n%s", log)
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "audited"}, Data: map[string]string{"secret-ish": "value-in-body"}}
 	if _, err := e.client().CoreV1().ConfigMaps("default").Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
