@@ -10,8 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -114,34 +112,6 @@ func Report(w io.Writer, phases []Phase) {
 		}
 		fmt.Fprintf(w, "  %-24s %9.1f\n", "total", total.Seconds())
 	}
-}
-
-// parallel calls do(i) for i in [0,n) with workers goroutines.
-func parallel(ctx context.Context, n int, do func(ctx context.Context, i int) error) error {
-	var next atomic.Int64
-	var firstErr error
-	var once sync.Once
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	for range min(workers, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				if err := do(ctx, i); err != nil {
-					once.Do(func() { firstErr = err; cancel() })
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return firstErr
 }
 
 // podCounter watches the benchmark's pods and counts them by state.

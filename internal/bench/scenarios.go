@@ -156,7 +156,7 @@ func Floor(ctx context.Context, c *Cluster, nodes, n int) ([]Phase, error) {
 
 // createPods creates pod-000000 … bound to bigNodeName, n of them.
 func createPods(ctx context.Context, c *Cluster, n int) error {
-	return parallel(ctx, n, func(ctx context.Context, i int) error {
+	return scale.Parallel(ctx, n, workers, func(ctx context.Context, i int) error {
 		_, err := c.Client.CoreV1().Pods(Namespace).Create(ctx, benchPod(podName(i), bigNodeName, nil), metav1.CreateOptions{})
 		return err
 	})
@@ -164,7 +164,7 @@ func createPods(ctx context.Context, c *Cluster, n int) error {
 
 // deletePods deletes the pods createPods made.
 func deletePods(ctx context.Context, c *Cluster, n int, opts metav1.DeleteOptions) error {
-	return parallel(ctx, n, func(ctx context.Context, i int) error {
+	return scale.Parallel(ctx, n, workers, func(ctx context.Context, i int) error {
 		return c.Client.CoreV1().Pods(Namespace).Delete(ctx, podName(i), opts)
 	})
 }
