@@ -2,10 +2,8 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -36,7 +34,8 @@ func newDeschedulerCommand() *cobra.Command {
 			"would allow and nothing changes. Profiles: " + strings.Join(descheduler.Profiles, ", ") + ".",
 		Args: cobra.NoArgs,
 		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, _ []string) error {
-			policy, err := f.policyBytes()
+			policy, err := descheduler.ResolvePolicy(f.policy, f.profiles,
+				descheduler.PolicyFields{Policy: "--policy", Profiles: "--profile"})
 			if err != nil {
 				return err
 			}
@@ -70,22 +69,6 @@ func newDeschedulerCommand() *cobra.Command {
 	fl.BoolVar(&f.printPolicy, "print-policy", false, "print the policy the profiles expand to, and stop")
 	fl.StringVarP(&f.output, "output", "o", "table", "table, json or yaml")
 	return cmd
-}
-
-func (f *deschedulerFlags) policyBytes() ([]byte, error) {
-	switch {
-	case f.policy != "" && len(f.profiles) > 0:
-		return nil, errors.New("--policy and --profile: give one or the other")
-	case f.policy != "":
-		data, err := os.ReadFile(f.policy)
-		if err != nil {
-			return nil, fmt.Errorf("--policy: %w", err)
-		}
-		return data, nil
-	case len(f.profiles) > 0:
-		return descheduler.ProfilePolicy(f.profiles)
-	}
-	return nil, fmt.Errorf("--profile or --policy: required (profiles: %s)", strings.Join(descheduler.Profiles, ", "))
 }
 
 func printReport(w io.Writer, r *descheduler.Report, output string) error {

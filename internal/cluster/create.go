@@ -10,7 +10,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/audit/policy"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/component-base/version"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
@@ -197,19 +196,8 @@ func checkExplicitPort(c *v1alpha1.Cluster) error {
 // resolveDeschedulerPolicy reads the policy file, or expands the profiles,
 // and checks the result with the descheduler's own validation.
 func resolveDeschedulerPolicy(ds v1alpha1.Descheduler) ([]byte, error) {
-	field := "descheduler.profiles"
-	data, err := descheduler.ProfilePolicy(ds.Profiles)
-	if ds.Policy != "" {
-		field = "descheduler.policy " + ds.Policy
-		data, err = os.ReadFile(ds.Policy)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", field, err)
-	}
-	if _, err := descheduler.LoadPolicy(data, fake.NewClientset()); err != nil {
-		return nil, fmt.Errorf("%s: %w", field, err)
-	}
-	return data, nil
+	return descheduler.ResolvePolicy(ds.Policy, ds.Profiles,
+		descheduler.PolicyFields{Policy: "descheduler.policy", Profiles: "descheduler.profiles"})
 }
 
 func enabledComponents(c *v1alpha1.Cluster) []string {
