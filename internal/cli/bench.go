@@ -80,15 +80,9 @@ func newBenchScenarioCommand(use, short string, scenario func(*benchFlags) bench
 			}
 			ctx := cmd.Context()
 			name := fmt.Sprintf("bench-%d", os.Getpid())
-			cfg := &v1alpha1.Cluster{}
-			if f.config != "" {
-				data, err := os.ReadFile(f.config)
-				if err != nil {
-					return fmt.Errorf("--config: %w", err)
-				}
-				if cfg, err = v1alpha1.ParseCluster(data); err != nil {
-					return fmt.Errorf("--config %s: %w", f.config, err)
-				}
+			cfg, err := loadConfigFlag(f.config)
+			if err != nil {
+				return err
 			}
 			cfg.Name = name
 			for _, conf := range configure {

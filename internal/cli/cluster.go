@@ -3,7 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -108,17 +108,28 @@ func newCreateClusterCommand() *cobra.Command {
 	return cmd
 }
 
+// loadConfigFlag reads the Cluster file given by --config; without one, the
+// config is empty (all defaults).
+func loadConfigFlag(path string) (*v1alpha1.Cluster, error) {
+	if path == "" {
+		return &v1alpha1.Cluster{}, nil
+	}
+	c, err := cluster.LoadConfig(path)
+	var unreadable *fs.PathError
+	switch {
+	case errors.As(err, &unreadable): // it names the file already
+		return nil, fmt.Errorf("--config: %w", err)
+	case err != nil:
+		return nil, fmt.Errorf("--config %s: %w", path, err)
+	}
+	return c, nil
+}
+
 // clusterConfig reads --config, if given, and lays the set flags over it.
 func (f *createClusterFlags) clusterConfig(cmd *cobra.Command) (*v1alpha1.Cluster, error) {
-	c := &v1alpha1.Cluster{}
-	if f.config != "" {
-		data, err := os.ReadFile(f.config)
-		if err != nil {
-			return nil, fmt.Errorf("--config: %w", err)
-		}
-		if c, err = v1alpha1.ParseCluster(data); err != nil {
-			return nil, fmt.Errorf("--config %s: %w", f.config, err)
-		}
+	c, err := loadConfigFlag(f.config)
+	if err != nil {
+		return nil, err
 	}
 	changed := cmd.Flags().Changed
 	if changed("name") || c.Name == "" {
