@@ -29,40 +29,53 @@ const Namespace = "default"
 // workers is how many API calls the load generator makes at once.
 const workers = 64
 
+// clusterWait bounds how long a throwaway cluster may take to be ready.
+const clusterWait = 3 * time.Minute
+
 // Cluster is a throwaway cluster to measure, with its own kubeconfig so
 // the user's is never touched.
 type Cluster struct {
-	Name   string
-	Client kubernetes.Interface
-	dir    string
-	p      *cluster.Provider
-	tmp    string
+	Name    string
+	Client  kubernetes.Interface
+	dir     string
+	p       *cluster.Provider
+	cleanup func()
 }
 
-// NewCluster creates a cluster named name from cfg under home.
+// NewCluster creates a cluster named cfg.Name from cfg under home.
 func NewCluster(ctx context.Context, home string, cfg *v1alpha1.Cluster, log io.Writer) (*Cluster, error) {
-	tmp, err := os.MkdirTemp("", "kubesim-bench-")
+	p, cleanup, err := throwawayProvider(home, log)
 	if err != nil {
 		return nil, err
 	}
-	p := &cluster.Provider{Home: home, Kubeconfig: filepath.Join(tmp, "kubeconfig"), Out: log}
-	if err := p.Create(ctx, cfg, cluster.CreateOptions{Wait: 3 * time.Minute}); err != nil {
-		os.RemoveAll(tmp)
+	if err := p.Create(ctx, cfg, cluster.CreateOptions{Wait: clusterWait}); err != nil {
+		cleanup()
 		return nil, err
 	}
 	client, err := p.Client(cfg.Name)
 	if err != nil {
 		_ = p.Delete(ctx, cfg.Name)
-		os.RemoveAll(tmp)
+		cleanup()
 		return nil, err
 	}
-	return &Cluster{Name: cfg.Name, Client: client, dir: clusterdir.For(home, cfg.Name).Path, p: p, tmp: tmp}, nil
+	return &Cluster{Name: cfg.Name, Client: client, dir: clusterdir.For(home, cfg.Name).Path, p: p, cleanup: cleanup}, nil
 }
 
 // Delete removes the cluster.
 func (c *Cluster) Delete(ctx context.Context) error {
-	defer os.RemoveAll(c.tmp)
+	defer c.cleanup()
 	return c.p.Delete(ctx, c.Name)
+}
+
+// throwawayProvider manages clusters under home with a kubeconfig of its
+// own: benchmarking must not touch the user's. cleanup removes it.
+func throwawayProvider(home string, log io.Writer) (p *cluster.Provider, cleanup func(), err error) {
+	tmp, err := os.MkdirTemp("", "kubesim-bench-")
+	if err != nil {
+		return nil, nil, err
+	}
+	p = &cluster.Provider{Home: home, Kubeconfig: filepath.Join(tmp, "kubeconfig"), Out: log}
+	return p, func() { os.RemoveAll(tmp) }, nil
 }
 
 // Phase is one measured step.
