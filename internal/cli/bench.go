@@ -11,14 +11,13 @@ import (
 )
 
 func newBenchCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "bench", Short: "Measure kubesim on this machine"}
-	cmd.AddCommand(newBenchCreateCommand(),
+	return group("bench", "Measure kubesim on this machine",
+		newBenchCreateCommand(),
 		newBenchScenarioCommand("nodes", "Time N simulated nodes created until Ready and schedulable", bench.NodesScenario),
 		newBenchScenarioCommand("pods", "Time N pods bound to one node until Running, then deleted until gone", bench.PodsScenario),
 		newBenchScenarioCommand("deployment", "Time a Deployment of N pods scheduled onto M nodes until Running", bench.DeploymentScenario),
 		newBenchScenarioCommand("floor", "Time the control plane alone (no simulator) creating N pods, deleting them, and creating M nodes", bench.FloorScenario),
 	)
-	return cmd
 }
 
 type benchFlags struct {

@@ -16,28 +16,15 @@ import (
 
 const defaultWait = 3 * time.Minute
 
-func newCreateCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "create", Short: "Create a cluster"}
-	cmd.AddCommand(newCreateClusterCommand())
-	return cmd
-}
-
-func newDeleteCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "delete", Short: "Delete clusters"}
-	cmd.AddCommand(newDeleteClusterCommand())
-	return cmd
-}
-
-func newStartCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "start", Short: "Start a stopped cluster"}
-	cmd.AddCommand(newStartClusterCommand())
-	return cmd
-}
-
-func newStopCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "stop", Short: "Stop a running cluster, keeping its data"}
-	cmd.AddCommand(newStopClusterCommand())
-	return cmd
+// newClusterVerbCommands are create, delete, start and stop, each holding
+// its `cluster` subcommand (as kind's verbs do).
+func newClusterVerbCommands() []*cobra.Command {
+	return []*cobra.Command{
+		group("create", "Create a cluster", newCreateClusterCommand()),
+		group("delete", "Delete clusters", newDeleteClusterCommand()),
+		group("start", "Start a stopped cluster", newStartClusterCommand()),
+		group("stop", "Stop a running cluster, keeping its data", newStopClusterCommand()),
+	}
 }
 
 // createClusterFlags mirror the Cluster config; a flag set on the command

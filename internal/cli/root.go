@@ -37,12 +37,9 @@ func NewRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.AddCommand(newClusterVerbCommands()...)
 	root.AddCommand(
-		newCreateCommand(),
-		newDeleteCommand(),
 		newGetCommand(),
-		newStartCommand(),
-		newStopCommand(),
 		newScaleCommand(),
 		newNodeCommand(),
 		newDeschedulerCommand(),
@@ -55,6 +52,13 @@ func NewRootCommand() *cobra.Command {
 		newComponentCommand(),
 	)
 	return root
+}
+
+// group is a command that only holds subcommands, such as `kubesim get`.
+func group(use, short string, subcommands ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short}
+	cmd.AddCommand(subcommands...)
+	return cmd
 }
 
 // clusterFlags are the flags every command aimed at one cluster has.
