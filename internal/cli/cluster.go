@@ -64,7 +64,7 @@ func newCreateClusterCommand() *cobra.Command {
 				return err
 			}
 			f.nodeFlags.template = c.NodeTemplate // the flag's, or the config's
-			nodes, err := f.nodeFlags.options(c.Nodes, f.wait)
+			nodes, err := f.nodeFlags.options(cmd.ErrOrStderr(), c.Nodes, f.wait)
 			if err != nil {
 				return err
 			}

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/cluster"
 )
 
@@ -68,6 +67,6 @@ func newGetKubeconfigCommand() *cobra.Command {
 			return err
 		}),
 	}
-	cmd.Flags().StringVar(&f.name, "name", v1alpha1.DefaultClusterName, "cluster name")
+	f.addName(cmd)
 	return cmd
 }

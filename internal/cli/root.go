@@ -67,20 +67,24 @@ type clusterFlags struct {
 	kubeconfig string
 }
 
+// add adds --name and --kubeconfig, the file the cluster's context is
+// written to.
 func (f *clusterFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.name, "name", v1alpha1.DefaultClusterName, "cluster name")
+	f.addName(cmd)
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "",
 		"kubeconfig to write the cluster's context to (default $KUBECONFIG or ~/.kube/config)")
 }
 
-func (f *clusterFlags) provider(cmd *cobra.Command) (*cluster.Provider, error) {
-	return cluster.NewProvider(f.kubeconfig, cmd.ErrOrStderr())
+// addName adds only --name, for commands that never touch the user's
+// kubeconfig.
+func (f *clusterFlags) addName(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.name, "name", v1alpha1.DefaultClusterName, "cluster name")
 }
 
 // run makes a RunE that gives do the cluster provider for these flags.
 func (f *clusterFlags) run(do func(cmd *cobra.Command, p *cluster.Provider, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		p, err := f.provider(cmd)
+		p, err := cluster.NewProvider(f.kubeconfig, cmd.ErrOrStderr())
 		if err != nil {
 			return err
 		}
