@@ -23,7 +23,7 @@ func Main(args []string) int {
 	root := NewRootCommand()
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "kubesim: %v\n", err)
+		fmt.Fprintf(root.ErrOrStderr(), "kubesim: %v\n", err)
 		return 1
 	}
 	return 0
@@ -99,7 +99,7 @@ func newComponentCommand() *cobra.Command {
 		Use:    "component NAME [ARGS...]",
 		Short:  "Run one control-plane component (used by the supervisor)",
 		Hidden: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			return fmt.Errorf("component: name one component to run")
 		},
 	}
