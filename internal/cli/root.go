@@ -31,6 +31,7 @@ func Main(args []string) int {
 
 // NewRootCommand builds the kubesim command tree.
 func NewRootCommand() *cobra.Command {
+	dropUpstreamVersionFlag()
 	root := &cobra.Command{
 		Use:           "kubesim",
 		Short:         "Simulated Kubernetes clusters: a real control plane, simulated kubelets",
