@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubesim/kubesim/internal/cluster"
 	"github.com/kubesim/kubesim/internal/descheduler"
@@ -21,7 +19,7 @@ type deschedulerFlags struct {
 	policy      string
 	dryRun      bool
 	printPolicy bool
-	output      string
+	output      output
 }
 
 func newDeschedulerCommand() *cobra.Command {
@@ -43,9 +41,6 @@ func newDeschedulerCommand() *cobra.Command {
 				_, err := cmd.OutOrStdout().Write(policy)
 				return err
 			}
-			if f.output != "table" && f.output != "json" && f.output != "yaml" {
-				return fmt.Errorf("-o %q: use table, json or yaml", f.output)
-			}
 			cfg, err := p.RESTConfig(f.name)
 			if err != nil {
 				return err
@@ -58,7 +53,7 @@ func newDeschedulerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printReport(cmd.OutOrStdout(), report, f.output)
+			return f.output.print(cmd.OutOrStdout(), report, func(w io.Writer) error { return printReport(w, report) })
 		}),
 	}
 	f.add(cmd)
@@ -67,24 +62,12 @@ func newDeschedulerCommand() *cobra.Command {
 	fl.StringVar(&f.policy, "policy", "", "a descheduler/v1alpha2 DeschedulerPolicy file")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "ask the API server what it would evict (PodDisruptionBudgets included); change nothing")
 	fl.BoolVar(&f.printPolicy, "print-policy", false, "print the policy the profiles expand to, and stop")
-	fl.StringVarP(&f.output, "output", "o", "table", "table, json or yaml")
+	f.output.add(cmd)
 	return cmd
 }
 
-func printReport(w io.Writer, r *descheduler.Report, output string) error {
-	switch output {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
-	case "yaml":
-		data, err := yaml.Marshal(r)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(data)
-		return err
-	}
+// printReport writes the evictions as a table and a count of each result.
+func printReport(w io.Writer, r *descheduler.Report) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "RESULT\tPOD\tNODE\tPLUGIN\tREASON")
 	counts := map[descheduler.Result]int{}
