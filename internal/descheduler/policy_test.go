@@ -7,13 +7,19 @@ import (
 	"testing"
 )
 
-func TestResolvePolicyErrorsNameTheCallersField(t *testing.T) {
-	dir := t.TempDir()
-	bad := filepath.Join(dir, "bad.yaml")
-	if err := os.WriteFile(bad, []byte("apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\n"), 0o600); err != nil {
+// policyFile writes a policy file for ResolvePolicy to read.
+func policyFile(t *testing.T, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	missing := filepath.Join(dir, "missing.yaml")
+	return path
+}
+
+func TestResolvePolicyErrorsNameTheCallersField(t *testing.T) {
+	bad := policyFile(t, []byte("apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\n"))
+	missing := filepath.Join(t.TempDir(), "missing.yaml")
 	flags := PolicyFields{Policy: "--policy", Profiles: "--profile"}
 	config := PolicyFields{Policy: "descheduler.policy", Profiles: "descheduler.profiles"}
 	for _, tc := range []struct {
@@ -46,11 +52,7 @@ func TestResolvePolicyReturnsTheFileOrTheProfiles(t *testing.T) {
 	if err != nil || string(got) != string(profiles) {
 		t.Errorf("profiles: got %v %q, want the profile's policy", err, got)
 	}
-	file := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(file, profiles, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	got, err = ResolvePolicy(file, nil, PolicyFields{})
+	got, err = ResolvePolicy(policyFile(t, profiles), nil, PolicyFields{})
 	if err != nil || string(got) != string(profiles) {
 		t.Errorf("file: got %v %q, want the file's bytes", err, got)
 	}
