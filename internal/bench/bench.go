@@ -10,8 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,40 +29,53 @@ const Namespace = "default"
 // workers is how many API calls the load generator makes at once.
 const workers = 64
 
+// clusterWait bounds how long a throwaway cluster may take to be ready.
+const clusterWait = 3 * time.Minute
+
 // Cluster is a throwaway cluster to measure, with its own kubeconfig so
 // the user's is never touched.
 type Cluster struct {
-	Name   string
-	Client kubernetes.Interface
-	dir    string
-	p      *cluster.Provider
-	tmp    string
+	Name    string
+	Client  kubernetes.Interface
+	dir     string
+	p       *cluster.Provider
+	cleanup func()
 }
 
-// NewCluster creates a cluster named name from cfg under home.
+// NewCluster creates a cluster named cfg.Name from cfg under home.
 func NewCluster(ctx context.Context, home string, cfg *v1alpha1.Cluster, log io.Writer) (*Cluster, error) {
-	tmp, err := os.MkdirTemp("", "kubesim-bench-")
+	p, cleanup, err := throwawayProvider(home, log)
 	if err != nil {
 		return nil, err
 	}
-	p := &cluster.Provider{Home: home, Kubeconfig: filepath.Join(tmp, "kubeconfig"), Out: log}
-	if err := p.Create(ctx, cfg, cluster.CreateOptions{Wait: 3 * time.Minute}); err != nil {
-		os.RemoveAll(tmp)
+	if err := p.Create(ctx, cfg, cluster.CreateOptions{Wait: clusterWait}); err != nil {
+		cleanup()
 		return nil, err
 	}
 	client, err := p.Client(cfg.Name)
 	if err != nil {
 		_ = p.Delete(ctx, cfg.Name)
-		os.RemoveAll(tmp)
+		cleanup()
 		return nil, err
 	}
-	return &Cluster{Name: cfg.Name, Client: client, dir: clusterdir.For(home, cfg.Name).Path, p: p, tmp: tmp}, nil
+	return &Cluster{Name: cfg.Name, Client: client, dir: clusterdir.For(home, cfg.Name).Path, p: p, cleanup: cleanup}, nil
 }
 
 // Delete removes the cluster.
 func (c *Cluster) Delete(ctx context.Context) error {
-	defer os.RemoveAll(c.tmp)
+	defer c.cleanup()
 	return c.p.Delete(ctx, c.Name)
+}
+
+// throwawayProvider manages clusters under home with a kubeconfig of its
+// own: benchmarking must not touch the user's. cleanup removes it.
+func throwawayProvider(home string, log io.Writer) (p *cluster.Provider, cleanup func(), err error) {
+	tmp, err := os.MkdirTemp("", "kubesim-bench-")
+	if err != nil {
+		return nil, nil, err
+	}
+	p = &cluster.Provider{Home: home, Kubeconfig: filepath.Join(tmp, "kubeconfig"), Out: log}
+	return p, func() { os.RemoveAll(tmp) }, nil
 }
 
 // Phase is one measured step.
@@ -114,34 +125,6 @@ func Report(w io.Writer, phases []Phase) {
 		}
 		fmt.Fprintf(w, "  %-24s %9.1f\n", "total", total.Seconds())
 	}
-}
-
-// parallel calls do(i) for i in [0,n) with workers goroutines.
-func parallel(ctx context.Context, n int, do func(ctx context.Context, i int) error) error {
-	var next atomic.Int64
-	var firstErr error
-	var once sync.Once
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	for range min(workers, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				if err := do(ctx, i); err != nil {
-					once.Do(func() { firstErr = err; cancel() })
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return firstErr
 }
 
 // podCounter watches the benchmark's pods and counts them by state.

@@ -16,18 +16,45 @@ import (
 	"github.com/kubesim/kubesim/internal/scale"
 )
 
-// Nodes measures n simulated nodes created and Ready (and schedulable).
-func Nodes(ctx context.Context, c *Cluster, n int) ([]Phase, error) {
-	p, err := c.Measure("nodes created and Ready", n, func() error {
-		return scale.Nodes(ctx, c.Client, scale.Options{Replicas: n, Wait: 10 * time.Minute})
-	})
-	return []Phase{p}, err
+// Size is how much a scenario does.
+type Size struct {
+	Nodes, Pods int
+	// Hold is how long the nodes scenario then watches its nodes stay Ready.
+	Hold time.Duration
 }
 
-// HoldNodes watches the cluster's scaled nodes for hold and fails if any
+// Scenario is one benchmark, run in a cluster made for it.
+type Scenario struct {
+	Measure func(ctx context.Context, c *Cluster, s Size) ([]Phase, error)
+	// WithoutKubeletSim leaves the simulator out of the cluster.
+	WithoutKubeletSim bool
+}
+
+// The benchmarks of `kubesim bench`.
+var (
+	NodesScenario      = Scenario{Measure: Nodes}
+	PodsScenario       = Scenario{Measure: PodsOnOneNode}
+	DeploymentScenario = Scenario{Measure: Deployment}
+	FloorScenario      = Scenario{Measure: Floor, WithoutKubeletSim: true}
+)
+
+// Nodes measures s.Nodes simulated nodes created and Ready (and
+// schedulable), then, if s.Hold is set, the cost of keeping them so.
+func Nodes(ctx context.Context, c *Cluster, s Size) ([]Phase, error) {
+	p, err := c.Measure("nodes created and Ready", s.Nodes, func() error {
+		return scale.Nodes(ctx, c.Client, scale.Options{Replicas: s.Nodes, Wait: 10 * time.Minute})
+	})
+	if err != nil || s.Hold <= 0 {
+		return []Phase{p}, err
+	}
+	held, err := holdNodes(ctx, c, s.Nodes, s.Hold)
+	return []Phase{p, held}, err
+}
+
+// holdNodes watches the cluster's scaled nodes for hold and fails if any
 // stops being Ready: the steady state (Lease renewals) must keep them so.
 // Its phase's CPU is the standing cost of that many nodes.
-func HoldNodes(ctx context.Context, c *Cluster, n int, hold time.Duration) (Phase, error) {
+func holdNodes(ctx context.Context, c *Cluster, n int, hold time.Duration) (Phase, error) {
 	return c.Measure(fmt.Sprintf("nodes held Ready for %s", hold), n, func() error {
 		factory := informers.NewSharedInformerFactory(c.Client, 0)
 		lister := factory.Core().V1().Nodes().Lister()
@@ -59,9 +86,10 @@ func HoldNodes(ctx context.Context, c *Cluster, n int, hold time.Duration) (Phas
 // bigNodeName is the node PodsOnOneNode packs its pods onto.
 const bigNodeName = "node-000000"
 
-// PodsOnOneNode measures n pods bound by name to one node going Running,
-// then being deleted until gone.
-func PodsOnOneNode(ctx context.Context, c *Cluster, n int) ([]Phase, error) {
+// PodsOnOneNode measures s.Pods pods bound by name to one node going
+// Running, then being deleted until gone.
+func PodsOnOneNode(ctx context.Context, c *Cluster, s Size) ([]Phase, error) {
+	n := s.Pods
 	// One node with room (and addresses) for every pod: a /16 of the
 	// cluster's pod range, 10.0.0.0/10 by default.
 	tmpl := scale.DefaultTemplate()
@@ -91,10 +119,11 @@ func PodsOnOneNode(ctx context.Context, c *Cluster, n int) ([]Phase, error) {
 	return []Phase{up, down}, err
 }
 
-// Deployment measures a Deployment of replicas pods scheduled by the real
-// scheduler onto nodes simulated nodes, until all are Running.
-func Deployment(ctx context.Context, c *Cluster, nodes, replicas int) ([]Phase, error) {
-	nodePhase, err := Nodes(ctx, c, nodes)
+// Deployment measures a Deployment of s.Pods pods scheduled by the real
+// scheduler onto s.Nodes simulated nodes, until all are Running.
+func Deployment(ctx context.Context, c *Cluster, s Size) ([]Phase, error) {
+	replicas := s.Pods
+	nodePhase, err := Nodes(ctx, c, Size{Nodes: s.Nodes})
 	if err != nil {
 		return nil, err
 	}
@@ -122,11 +151,12 @@ func Deployment(ctx context.Context, c *Cluster, nodes, replicas int) ([]Phase, 
 }
 
 // Floor measures the control plane alone, with no simulator in the
-// cluster: n pods created (bound to one node), the same pods deleted at
-// once, and nodes nodes created. Every simulated pod or node needs these
+// cluster: s.Pods pods created (bound to one node), the same pods deleted
+// at once, and s.Nodes nodes created. Every simulated pod or node needs these
 // writes and more, so these times are the least any simulator can take for
 // the same objects on this machine.
-func Floor(ctx context.Context, c *Cluster, nodes, n int) ([]Phase, error) {
+func Floor(ctx context.Context, c *Cluster, s Size) ([]Phase, error) {
+	nodes, n := s.Nodes, s.Pods
 	if err := scale.Nodes(ctx, c.Client, scale.Options{Replicas: 1}); err != nil {
 		return nil, err
 	}
@@ -156,7 +186,7 @@ func Floor(ctx context.Context, c *Cluster, nodes, n int) ([]Phase, error) {
 
 // createPods creates pod-000000 … bound to bigNodeName, n of them.
 func createPods(ctx context.Context, c *Cluster, n int) error {
-	return parallel(ctx, n, func(ctx context.Context, i int) error {
+	return scale.Parallel(ctx, n, workers, func(ctx context.Context, i int) error {
 		_, err := c.Client.CoreV1().Pods(Namespace).Create(ctx, benchPod(podName(i), bigNodeName, nil), metav1.CreateOptions{})
 		return err
 	})
@@ -164,7 +194,7 @@ func createPods(ctx context.Context, c *Cluster, n int) error {
 
 // deletePods deletes the pods createPods made.
 func deletePods(ctx context.Context, c *Cluster, n int, opts metav1.DeleteOptions) error {
-	return parallel(ctx, n, func(ctx context.Context, i int) error {
+	return scale.Parallel(ctx, n, workers, func(ctx context.Context, i int) error {
 		return c.Client.CoreV1().Pods(Namespace).Delete(ctx, podName(i), opts)
 	})
 }

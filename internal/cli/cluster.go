@@ -3,7 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -16,28 +16,15 @@ import (
 
 const defaultWait = 3 * time.Minute
 
-func newCreateCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "create", Short: "Create a cluster"}
-	cmd.AddCommand(newCreateClusterCommand())
-	return cmd
-}
-
-func newDeleteCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "delete", Short: "Delete clusters"}
-	cmd.AddCommand(newDeleteClusterCommand())
-	return cmd
-}
-
-func newStartCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "start", Short: "Start a stopped cluster"}
-	cmd.AddCommand(newStartClusterCommand())
-	return cmd
-}
-
-func newStopCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "stop", Short: "Stop a running cluster, keeping its data"}
-	cmd.AddCommand(newStopClusterCommand())
-	return cmd
+// newClusterVerbCommands are create, delete, start and stop, each holding
+// its `cluster` subcommand (as kind's verbs do).
+func newClusterVerbCommands() []*cobra.Command {
+	return []*cobra.Command{
+		group("create", "Create a cluster", newCreateClusterCommand()),
+		group("delete", "Delete clusters", newDeleteClusterCommand()),
+		group("start", "Start a stopped cluster", newStartClusterCommand()),
+		group("stop", "Stop a running cluster, keeping its data", newStopClusterCommand()),
+	}
 }
 
 // createClusterFlags mirror the Cluster config; a flag set on the command
@@ -77,7 +64,7 @@ func newCreateClusterCommand() *cobra.Command {
 				return err
 			}
 			f.nodeFlags.template = c.NodeTemplate // the flag's, or the config's
-			nodes, err := f.nodeFlags.options(c.Nodes, f.wait)
+			nodes, err := f.nodeFlags.options(cmd.ErrOrStderr(), c.Nodes, f.wait)
 			if err != nil {
 				return err
 			}
@@ -108,17 +95,28 @@ func newCreateClusterCommand() *cobra.Command {
 	return cmd
 }
 
+// loadConfigFlag reads the Cluster file given by --config; without one, the
+// config is empty (all defaults).
+func loadConfigFlag(path string) (*v1alpha1.Cluster, error) {
+	if path == "" {
+		return &v1alpha1.Cluster{}, nil
+	}
+	c, err := cluster.LoadConfig(path)
+	var unreadable *fs.PathError
+	switch {
+	case errors.As(err, &unreadable): // it names the file already
+		return nil, fmt.Errorf("--config: %w", err)
+	case err != nil:
+		return nil, fmt.Errorf("--config %s: %w", path, err)
+	}
+	return c, nil
+}
+
 // clusterConfig reads --config, if given, and lays the set flags over it.
 func (f *createClusterFlags) clusterConfig(cmd *cobra.Command) (*v1alpha1.Cluster, error) {
-	c := &v1alpha1.Cluster{}
-	if f.config != "" {
-		data, err := os.ReadFile(f.config)
-		if err != nil {
-			return nil, fmt.Errorf("--config: %w", err)
-		}
-		if c, err = v1alpha1.ParseCluster(data); err != nil {
-			return nil, fmt.Errorf("--config %s: %w", f.config, err)
-		}
+	c, err := loadConfigFlag(f.config)
+	if err != nil {
+		return nil, err
 	}
 	changed := cmd.Flags().Changed
 	if changed("name") || c.Name == "" {

@@ -1,17 +1,13 @@
 package cli
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubesim/kubesim/internal/cluster"
 	"github.com/kubesim/kubesim/internal/descheduler"
@@ -23,7 +19,7 @@ type deschedulerFlags struct {
 	policy      string
 	dryRun      bool
 	printPolicy bool
-	output      string
+	output      output
 }
 
 func newDeschedulerCommand() *cobra.Command {
@@ -36,16 +32,14 @@ func newDeschedulerCommand() *cobra.Command {
 			"would allow and nothing changes. Profiles: " + strings.Join(descheduler.Profiles, ", ") + ".",
 		Args: cobra.NoArgs,
 		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, _ []string) error {
-			policy, err := f.policyBytes()
+			policy, err := descheduler.ResolvePolicy(f.policy, f.profiles,
+				descheduler.PolicyFields{Policy: "--policy", Profiles: "--profile"})
 			if err != nil {
 				return err
 			}
 			if f.printPolicy {
 				_, err := cmd.OutOrStdout().Write(policy)
 				return err
-			}
-			if f.output != "table" && f.output != "json" && f.output != "yaml" {
-				return fmt.Errorf("-o %q: use table, json or yaml", f.output)
 			}
 			cfg, err := p.RESTConfig(f.name)
 			if err != nil {
@@ -59,7 +53,7 @@ func newDeschedulerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printReport(cmd.OutOrStdout(), report, f.output)
+			return f.output.print(cmd.OutOrStdout(), report, func(w io.Writer) error { return printReport(w, report) })
 		}),
 	}
 	f.add(cmd)
@@ -68,40 +62,12 @@ func newDeschedulerCommand() *cobra.Command {
 	fl.StringVar(&f.policy, "policy", "", "a descheduler/v1alpha2 DeschedulerPolicy file")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "ask the API server what it would evict (PodDisruptionBudgets included); change nothing")
 	fl.BoolVar(&f.printPolicy, "print-policy", false, "print the policy the profiles expand to, and stop")
-	fl.StringVarP(&f.output, "output", "o", "table", "table, json or yaml")
+	f.output.add(cmd)
 	return cmd
 }
 
-func (f *deschedulerFlags) policyBytes() ([]byte, error) {
-	switch {
-	case f.policy != "" && len(f.profiles) > 0:
-		return nil, errors.New("--policy and --profile: give one or the other")
-	case f.policy != "":
-		data, err := os.ReadFile(f.policy)
-		if err != nil {
-			return nil, fmt.Errorf("--policy: %w", err)
-		}
-		return data, nil
-	case len(f.profiles) > 0:
-		return descheduler.ProfilePolicy(f.profiles)
-	}
-	return nil, fmt.Errorf("--profile or --policy: required (profiles: %s)", strings.Join(descheduler.Profiles, ", "))
-}
-
-func printReport(w io.Writer, r *descheduler.Report, output string) error {
-	switch output {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
-	case "yaml":
-		data, err := yaml.Marshal(r)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(data)
-		return err
-	}
+// printReport writes the evictions as a table and a count of each result.
+func printReport(w io.Writer, r *descheduler.Report) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "RESULT\tPOD\tNODE\tPLUGIN\tREASON")
 	counts := map[descheduler.Result]int{}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"text/tabwriter"
 	"time"
 
@@ -9,19 +10,17 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/cluster"
 )
 
 func newGetCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "get", Short: "Show clusters and their kubeconfigs"}
-	cmd.AddCommand(newGetClustersCommand(), newGetKubeconfigCommand())
-	return cmd
+	return group("get", "Show clusters and their kubeconfigs", newGetClustersCommand(), newGetKubeconfigCommand())
 }
 
 func newGetClustersCommand() *cobra.Command {
 	f := &clusterFlags{}
-	return &cobra.Command{
+	var out output
+	cmd := &cobra.Command{
 		Use:     "clusters",
 		Aliases: []string{"cluster"},
 		Short:   "List clusters",
@@ -31,22 +30,35 @@ func newGetClustersCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if len(infos) == 0 {
-				fmt.Fprintln(cmd.ErrOrStderr(), "No clusters. Create one with: kubesim create cluster")
-				return nil
+			if infos == nil {
+				infos = []cluster.Info{} // [] in JSON, not null
 			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 3, ' ', 0)
-			fmt.Fprintln(w, "NAME\tSTATUS\tAPI SERVER\tAGE")
-			for _, i := range infos {
-				status := "stopped"
-				if i.Running {
-					status = "running"
-				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", i.Name, status, i.APIServer, duration.HumanDuration(time.Since(i.Created)))
-			}
-			return w.Flush()
+			return out.print(cmd.OutOrStdout(), infos, func(w io.Writer) error {
+				return printClusters(w, cmd.ErrOrStderr(), infos)
+			})
 		}),
 	}
+	out.add(cmd)
+	return cmd
+}
+
+// printClusters writes the clusters as a table, or, if there are none, a
+// hint to errOut.
+func printClusters(w, errOut io.Writer, infos []cluster.Info) error {
+	if len(infos) == 0 {
+		_, err := fmt.Fprintln(errOut, "No clusters. Create one with: kubesim create cluster")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATUS\tAPI SERVER\tAGE")
+	for _, i := range infos {
+		status := "stopped"
+		if i.Running {
+			status = "running"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", i.Name, status, i.APIServer, duration.HumanDuration(time.Since(i.Created)))
+	}
+	return tw.Flush()
 }
 
 func newGetKubeconfigCommand() *cobra.Command {
@@ -68,6 +80,6 @@ func newGetKubeconfigCommand() *cobra.Command {
 			return err
 		}),
 	}
-	cmd.Flags().StringVar(&f.name, "name", v1alpha1.DefaultClusterName, "cluster name")
+	f.addName(cmd)
 	return cmd
 }

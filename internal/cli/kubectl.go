@@ -37,7 +37,8 @@ func newKubectlCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			os.Exit(runKubectl(kubeconfig, args))
+			streams := genericiooptions.IOStreams{In: cmd.InOrStdin(), Out: cmd.OutOrStdout(), ErrOut: cmd.ErrOrStderr()}
+			runKubectl(streams, kubeconfig, args)
 			return nil
 		},
 	}
@@ -60,11 +61,12 @@ func splitNameFlag(args []string) (string, []string) {
 	return name, args
 }
 
-// runKubectl runs kubectl in this process, as its own main would, and
-// returns its exit code.
-func runKubectl(kubeconfig string, args []string) int {
+// runKubectl runs kubectl in this process, as its own main does: it
+// returns when kubectl succeeds; when kubectl fails, it prints the error
+// and exits the process with kubectl's exit code (util.CheckErr, which
+// kubectl's commands also call themselves).
+func runKubectl(streams genericiooptions.IOStreams, kubeconfig string, args []string) {
 	os.Setenv("KUBECONFIG", kubeconfig)
-	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	cmd := kubectl.NewDefaultKubectlCommandWithArgs(kubectl.KubectlOptions{
 		PluginHandler: kubectl.NewDefaultPluginHandler(plugin.ValidPluginFilenamePrefixes),
 		Arguments:     append([]string{"kubectl"}, args...),
@@ -72,10 +74,7 @@ func runKubectl(kubeconfig string, args []string) int {
 		IOStreams:     streams,
 	})
 	cmd.SetArgs(args)
-	if err := cli.RunNoErrOutput(cmd); err != nil {
-		util.CheckErr(err) // prints as kubectl does, and exits non-zero
-	}
-	return 0
+	util.CheckErr(cli.RunNoErrOutput(cmd))
 }
 
 // kubectlConfigFlags are kubectl's own defaults (k8s.io/kubectl/pkg/cmd).

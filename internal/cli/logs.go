@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/cluster"
 )
 
@@ -27,7 +26,7 @@ func newLogsCommand() *cobra.Command {
 			return printFile(cmd.Context(), cmd.OutOrStdout(), path, follow)
 		}),
 	}
-	cmd.Flags().StringVar(&f.name, "name", v1alpha1.DefaultClusterName, "cluster name")
+	f.addName(cmd)
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing what is appended, until interrupted")
 	return cmd
 }

@@ -10,8 +10,7 @@ import (
 )
 
 func newNodeCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "node", Short: "Fail simulated nodes on purpose, and bring them back"}
-	cmd.AddCommand(
+	return group("node", "Fail simulated nodes on purpose, and bring them back",
 		newNodeStateCommand("stop", true,
 			"Stop the kubelets of nodes: no Lease renewals or status, so the control plane marks them NotReady and evicts their pods",
 			"stopped (NotReady once the node-monitor grace period passes; label "+kubeletsim.StoppedLabel+"=true)"),
@@ -19,7 +18,6 @@ func newNodeCommand() *cobra.Command {
 			"Start the kubelets of stopped nodes again: they renew their Leases and report Ready",
 			"started"),
 	)
-	return cmd
 }
 
 func newNodeStateCommand(verb string, stopped bool, short, done string) *cobra.Command {

@@ -23,7 +23,7 @@ func Main(args []string) int {
 	root := NewRootCommand()
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "kubesim: %v\n", err)
+		fmt.Fprintf(root.ErrOrStderr(), "kubesim: %v\n", err)
 		return 1
 	}
 	return 0
@@ -31,18 +31,16 @@ func Main(args []string) int {
 
 // NewRootCommand builds the kubesim command tree.
 func NewRootCommand() *cobra.Command {
+	dropUpstreamVersionFlag()
 	root := &cobra.Command{
 		Use:           "kubesim",
 		Short:         "Simulated Kubernetes clusters: a real control plane, simulated kubelets",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.AddCommand(newClusterVerbCommands()...)
 	root.AddCommand(
-		newCreateCommand(),
-		newDeleteCommand(),
 		newGetCommand(),
-		newStartCommand(),
-		newStopCommand(),
 		newScaleCommand(),
 		newNodeCommand(),
 		newDeschedulerCommand(),
@@ -57,26 +55,37 @@ func NewRootCommand() *cobra.Command {
 	return root
 }
 
+// group is a command that only holds subcommands, such as `kubesim get`.
+func group(use, short string, subcommands ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short}
+	cmd.AddCommand(subcommands...)
+	return cmd
+}
+
 // clusterFlags are the flags every command aimed at one cluster has.
 type clusterFlags struct {
 	name       string
 	kubeconfig string
 }
 
+// add adds --name and --kubeconfig, the file the cluster's context is
+// written to.
 func (f *clusterFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.name, "name", v1alpha1.DefaultClusterName, "cluster name")
+	f.addName(cmd)
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "",
 		"kubeconfig to write the cluster's context to (default $KUBECONFIG or ~/.kube/config)")
 }
 
-func (f *clusterFlags) provider(cmd *cobra.Command) (*cluster.Provider, error) {
-	return cluster.NewProvider(f.kubeconfig, cmd.ErrOrStderr())
+// addName adds only --name, for commands that never touch the user's
+// kubeconfig.
+func (f *clusterFlags) addName(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.name, "name", v1alpha1.DefaultClusterName, "cluster name")
 }
 
 // run makes a RunE that gives do the cluster provider for these flags.
 func (f *clusterFlags) run(do func(cmd *cobra.Command, p *cluster.Provider, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		p, err := f.provider(cmd)
+		p, err := cluster.NewProvider(f.kubeconfig, cmd.ErrOrStderr())
 		if err != nil {
 			return err
 		}
@@ -91,7 +100,7 @@ func newComponentCommand() *cobra.Command {
 		Use:    "component NAME [ARGS...]",
 		Short:  "Run one control-plane component (used by the supervisor)",
 		Hidden: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			return fmt.Errorf("component: name one component to run")
 		},
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -9,14 +10,12 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/cluster"
 	"github.com/kubesim/kubesim/internal/scale"
 )
 
 func newScaleCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "scale", Short: "Add or remove simulated nodes"}
-	cmd.AddCommand(newScaleNodeCommand())
-	return cmd
+	return group("scale", "Add or remove simulated nodes", newScaleNodeCommand())
 }
 
 // nodeFlags describe the nodes to make, for `scale node` and `create cluster --nodes`.
@@ -30,9 +29,10 @@ func (f *nodeFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.labels, "node-label", nil, "a label k=v for every node (repeatable)")
 }
 
-// options turns the flags into scale options (template read and checked).
-func (f *nodeFlags) options(replicas int, wait time.Duration) (scale.Options, error) {
-	o := scale.Options{Replicas: replicas, Wait: wait, Progress: os.Stderr, Terminal: term.IsTerminal(int(os.Stderr.Fd()))}
+// options turns the flags into scale options (template read and checked),
+// with progress written to progress.
+func (f *nodeFlags) options(progress io.Writer, replicas int, wait time.Duration) (scale.Options, error) {
+	o := scale.Options{Replicas: replicas, Wait: wait, Progress: progress, Terminal: isTerminal(progress)}
 	if f.template != "" {
 		data, err := os.ReadFile(f.template)
 		if err != nil {
@@ -53,43 +53,46 @@ func (f *nodeFlags) options(replicas int, wait time.Duration) (scale.Options, er
 	return o, nil
 }
 
+// isTerminal reports whether w is a terminal, where a progress bar can be
+// redrawn in place.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(interface{ Fd() uintptr })
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
 func newScaleNodeCommand() *cobra.Command {
-	var name string
+	f := &clusterFlags{}
+	nodes := &nodeFlags{}
 	var replicas int
 	var wait time.Duration
-	f := &nodeFlags{}
 	cmd := &cobra.Command{
 		Use:   "node --replicas N",
 		Short: "Make node-000000 … node-<N-1> exist (creating or deleting) and wait until they are Ready",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, _ []string) error {
 			if !cmd.Flags().Changed("replicas") {
 				return fmt.Errorf("--replicas: required, e.g. --replicas 10")
 			}
-			o, err := f.options(replicas, wait)
+			o, err := nodes.options(cmd.ErrOrStderr(), replicas, wait)
 			if err != nil {
 				return err
 			}
 			if err := scale.CheckReplicas(replicas); err != nil {
 				return err
 			}
-			p, err := (&clusterFlags{name: name}).provider(cmd)
-			if err != nil {
-				return err
-			}
-			client, err := p.Client(name)
+			client, err := p.Client(f.name)
 			if err != nil {
 				return err
 			}
 			return scale.Nodes(cmd.Context(), client, o)
-		},
+		}),
 	}
-	cmd.Flags().StringVar(&name, "name", v1alpha1.DefaultClusterName, "cluster name")
+	f.addName(cmd)
 	cmd.Flags().IntVar(&replicas, "replicas", 0, "how many nodes there should be")
 	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the nodes to be Ready (0: don't wait)")
-	f.add(cmd)
+	nodes.add(cmd)
 	// `--template` and `--label`, as the issue and KWOK users write them.
-	cmd.Flags().StringVar(&f.template, "template", "", "alias of --node-template")
-	cmd.Flags().StringArrayVar(&f.labels, "label", nil, "alias of --node-label")
+	cmd.Flags().StringVar(&nodes.template, "template", "", "alias of --node-template")
+	cmd.Flags().StringArrayVar(&nodes.labels, "label", nil, "alias of --node-label")
 	return cmd
 }

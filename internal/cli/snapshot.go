@@ -10,9 +10,7 @@ import (
 )
 
 func newSnapshotCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "snapshot", Short: "Save and restore a cluster's objects (etcd snapshots)"}
-	cmd.AddCommand(newSnapshotSaveCommand(), newSnapshotRestoreCommand())
-	return cmd
+	return group("snapshot", "Save and restore a cluster's objects (etcd snapshots)", newSnapshotSaveCommand(), newSnapshotRestoreCommand())
 }
 
 type snapshotFlags struct {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/component-base/version"
 
 	kubesimversion "github.com/kubesim/kubesim/internal/version"
@@ -18,4 +19,24 @@ func newVersionCommand() *cobra.Command {
 			fmt.Fprintf(cmd.OutOrStdout(), "kubesim %s (Kubernetes %s)\n", kubesimversion.Version, version.Get().GitVersion)
 		},
 	}
+}
+
+// dropUpstreamVersionFlag takes the --version flag that
+// k8s.io/component-base/version/verflag registers off pflag.CommandLine,
+// which cobra merges into every command's flags (the embedded kubectl's
+// too): `kubesim version` is the one way to ask. `kubesim component`
+// never gets here, so the upstream components keep their --version.
+func dropUpstreamVersionFlag() {
+	all := pflag.CommandLine
+	if all.Lookup("version") == nil {
+		return
+	}
+	rest := pflag.NewFlagSet(all.Name(), pflag.ExitOnError)
+	rest.SetNormalizeFunc(all.GetNormalizeFunc())
+	all.VisitAll(func(f *pflag.Flag) {
+		if f.Name != "version" {
+			rest.AddFlag(f)
+		}
+	})
+	pflag.CommandLine = rest
 }

@@ -73,10 +73,10 @@ func (p *Provider) KubeconfigPath(name string) (string, error) {
 
 // Info is what `get clusters` shows of a cluster.
 type Info struct {
-	Name      string
-	Running   bool
-	APIServer string
-	Created   time.Time
+	Name      string    `json:"name"`
+	Running   bool      `json:"running"`
+	APIServer string    `json:"apiServer"`
+	Created   time.Time `json:"created"`
 }
 
 // List describes every cluster.

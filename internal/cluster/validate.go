@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"k8s.io/apiserver/pkg/audit/policy"
-	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/controlplane"
@@ -94,17 +93,6 @@ func checkExplicitPort(c *v1alpha1.Cluster) error {
 // resolveDeschedulerPolicy reads the policy file, or expands the profiles,
 // and checks the result with the descheduler's own validation.
 func resolveDeschedulerPolicy(ds v1alpha1.Descheduler) ([]byte, error) {
-	field := "descheduler.profiles"
-	data, err := descheduler.ProfilePolicy(ds.Profiles)
-	if ds.Policy != "" {
-		field = "descheduler.policy " + ds.Policy
-		data, err = os.ReadFile(ds.Policy)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", field, err)
-	}
-	if _, err := descheduler.LoadPolicy(data, fake.NewClientset()); err != nil {
-		return nil, fmt.Errorf("%s: %w", field, err)
-	}
-	return data, nil
+	return descheduler.ResolvePolicy(ds.Policy, ds.Profiles,
+		descheduler.PolicyFields{Policy: "descheduler.policy", Profiles: "descheduler.profiles"})
 }

@@ -50,7 +50,7 @@ func ProfilePolicy(names []string) ([]byte, error) {
 
 func profile(name string) ([]byte, error) {
 	if !slices.Contains(Profiles, name) {
-		return nil, fmt.Errorf("--profile: unknown profile %q; use one of %s", name, strings.Join(Profiles, ", "))
+		return nil, fmt.Errorf("unknown profile %q; use one of %s", name, strings.Join(Profiles, ", "))
 	}
 	return profileFS.ReadFile(path.Join("profiles", name+".yaml"))
 }

@@ -4,14 +4,12 @@ package scale
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"regexp"
 	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -111,7 +109,7 @@ func Nodes(ctx context.Context, client kubernetes.Interface, o Options) error {
 	}
 	slices.Sort(remove)
 	p := newProgress(o.Progress, o.Terminal)
-	if err := parallel(ctx, "creating nodes", create, p, func(i int) error {
+	if err := inParallel(ctx, "creating nodes", create, p, func(ctx context.Context, i int) error {
 		_, err := client.CoreV1().Nodes().Create(ctx, stamp(o.Template, i, o.Labels), metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			return nil
@@ -120,7 +118,7 @@ func Nodes(ctx context.Context, client kubernetes.Interface, o Options) error {
 	}); err != nil {
 		return err
 	}
-	if err := parallel(ctx, "deleting nodes", remove, p, func(i int) error {
+	if err := inParallel(ctx, "deleting nodes", remove, p, func(ctx context.Context, i int) error {
 		err := client.CoreV1().Nodes().Delete(ctx, NodeName(i), metav1.DeleteOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
@@ -176,45 +174,22 @@ func stamp(template *corev1.Node, i int, extra map[string]string) *corev1.Node {
 	return node
 }
 
-// parallel runs do for every index with a pool of workers, reporting
-// progress; the first error stops it.
-func parallel(ctx context.Context, what string, indexes []int, p *progress, do func(int) error) error {
+// inParallel runs do for every index on the worker pool, reporting
+// progress as what; the first error stops it and names its node.
+func inParallel(ctx context.Context, what string, indexes []int, p *progress, do func(ctx context.Context, i int) error) error {
 	if len(indexes) == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	work := make(chan int)
 	var done atomic.Int64
-	var wg sync.WaitGroup
-	for range min(workers, len(indexes)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				if err := do(i); err != nil {
-					cancel(fmt.Errorf("%s: %s: %w", what, NodeName(i), err))
-					return
-				}
-				p.show(what, int(done.Add(1)), len(indexes))
-			}
-		}()
-	}
-feed:
-	for _, i := range indexes {
-		select {
-		case work <- i:
-		case <-ctx.Done():
-			break feed
+	err := Parallel(ctx, len(indexes), workers, func(ctx context.Context, j int) error {
+		if err := do(ctx, indexes[j]); err != nil {
+			return fmt.Errorf("%s: %s: %w", what, NodeName(indexes[j]), err)
 		}
-	}
-	close(work)
-	wg.Wait()
+		p.show(what, int(done.Add(1)), len(indexes))
+		return nil
+	})
 	p.finish(what, int(done.Load()), len(indexes))
-	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return ctx.Err()
+	return err
 }
 
 // waitReady waits until the first n scaled nodes are all Ready.

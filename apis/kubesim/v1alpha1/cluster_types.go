@@ -10,8 +10,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-
-	"github.com/kubesim/kubesim/internal/manifest"
 )
 
 // Group, version and kind of the cluster configuration file.
@@ -144,16 +142,6 @@ type Ports struct {
 	EtcdPeer  int `json:"etcdPeer"`
 }
 
-// ParseCluster reads a Cluster config strictly: a field kubesim does not
-// know is an error that names it.
-func ParseCluster(data []byte) (*Cluster, error) {
-	c := &Cluster{}
-	if err := manifest.Decode(data, c, GroupVersion, ClusterKind); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
 // SetDefaults fills every unset option with kubesim's default.
 func (c *Cluster) SetDefaults() {
 	c.APIVersion, c.Kind = GroupVersion, ClusterKind
@@ -270,36 +258,4 @@ func ValidateName(name string) error {
 		return fmt.Errorf("invalid cluster name %q: must be a DNS label (at most 63 lowercase letters, digits or '-', starting and ending with a letter or digit)", name)
 	}
 	return nil
-}
-
-// DeepCopy returns a copy that shares no memory with c.
-func (c *Cluster) DeepCopy() *Cluster {
-	out := *c
-	nl := &out.NodeLifecycle
-	for _, d := range []**metav1.Duration{&nl.NodeMonitorPeriod, &nl.NodeMonitorGracePeriod, &nl.NodeStartupGracePeriod, &nl.PodEvictionToleration} {
-		if *d != nil {
-			v := **d
-			*d = &v
-		}
-	}
-	if c.Status != nil {
-		s := *c.Status
-		out.Status = &s
-	}
-	out.Descheduler.Profiles = append([]string(nil), c.Descheduler.Profiles...)
-	if d := c.Descheduler.Interval; d != nil {
-		v := *d
-		out.Descheduler.Interval = &v
-	}
-	if p := c.Scheduler.PercentageOfNodesToScore; p != nil {
-		v := *p
-		out.Scheduler.PercentageOfNodesToScore = &v
-	}
-	if c.ExtraArgs != nil {
-		out.ExtraArgs = map[string][]string{}
-		for k, v := range c.ExtraArgs {
-			out.ExtraArgs[k] = append([]string(nil), v...)
-		}
-	}
-	return &out
 }

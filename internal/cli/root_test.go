@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// execute runs the kubesim command line with args, in a kubesim home of
+// its own, and returns what it printed and its error.
+func execute(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	t.Setenv("KUBESIM_HOME", t.TempDir())
+	root := NewRootCommand()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err = root.Execute()
+	return out.String(), errOut.String(), err
+}
+
+// Upstream's --version (component-base's verflag, on pflag.CommandLine)
+// must not reach kubesim's commands: `kubesim version` is the way to ask.
+func TestNoCommandHasAVersionFlag(t *testing.T) {
+	var visit func(*cobra.Command)
+	visit = func(c *cobra.Command) {
+		if strings.Contains(c.UsageString(), "--version") {
+			t.Errorf("%q lists --version in its help:\n%s", c.CommandPath(), c.UsageString())
+		}
+		for _, sub := range c.Commands() {
+			visit(sub)
+		}
+	}
+	visit(NewRootCommand())
+
+	if _, _, err := execute(t, "--version"); err == nil || err.Error() != "unknown flag: --version" {
+		t.Errorf("kubesim --version: %v, want unknown flag: --version", err)
+	}
+	if out, _, err := execute(t, "version"); err != nil || !strings.HasPrefix(out, "kubesim ") {
+		t.Errorf("kubesim version: %q, %v", out, err)
+	}
+}
