@@ -61,13 +61,3 @@ func Names() []string {
 	slices.Sort(names)
 	return names
 }
-
-// parseArgs parses a component's typed options, printing a bad argument's
-// error as the component's one line.
-func parseArgs(name string, opts controlplane.Options, args []string) bool {
-	if err := controlplane.ParseArgs(name, opts, args); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
-		return false
-	}
-	return true
-}

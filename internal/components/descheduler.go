@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -19,16 +17,9 @@ import (
 // eviction and refusal.
 func runDescheduler(args []string) int {
 	opts := controlplane.DefaultDeschedulerOptions()
-	if !parseArgs(controlplane.Descheduler, &opts, args) {
-		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	if err := deschedule(ctx, opts); err != nil {
-		fmt.Fprintln(os.Stderr, "descheduler:", err)
-		return 1
-	}
-	return 0
+	return runOwn(controlplane.Descheduler, &opts, args, func(ctx context.Context) error {
+		return deschedule(ctx, opts)
+	})
 }
 
 func deschedule(ctx context.Context, opts controlplane.DeschedulerOptions) error {

@@ -1,11 +1,10 @@
 package components
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/url"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
@@ -18,35 +17,28 @@ import (
 // certificate of the cluster's CA (controlplane.EtcdOptions).
 func runEtcd(args []string) int {
 	var opts controlplane.EtcdOptions
-	if !parseArgs(controlplane.Etcd, &opts, args) {
-		return 2
-	}
-	cfg, err := etcdConfig(opts)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "etcd:", err)
-		return 2
-	}
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "etcd:", err)
-		return 1
-	}
-	defer e.Close()
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(time.Minute):
-		fmt.Fprintln(os.Stderr, "etcd: not ready after a minute")
-		return 1
-	}
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
-	select {
-	case <-stop:
-		return 0
-	case err := <-e.Err():
-		fmt.Fprintln(os.Stderr, "etcd:", err)
-		return 1
-	}
+	return runOwn(controlplane.Etcd, &opts, args, func(ctx context.Context) error {
+		cfg, err := etcdConfig(opts)
+		if err != nil {
+			return err
+		}
+		e, err := embed.StartEtcd(cfg)
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		select {
+		case <-e.Server.ReadyNotify():
+		case <-time.After(time.Minute):
+			return errors.New("not ready after a minute")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-e.Err():
+			return err
+		}
+	})
 }
 
 func etcdConfig(o controlplane.EtcdOptions) (*embed.Config, error) {

@@ -40,10 +40,14 @@ type supervisor struct {
 	cfg *v1alpha1.Cluster
 }
 
-// Supervise runs the cluster in d until ctx ends, then stops every
+// Supervise runs the cluster opts names until ctx ends, then stops every
 // component, last started first. It holds the cluster's lock throughout, so
 // exactly one supervisor runs per cluster.
-func Supervise(ctx context.Context, d clusterdir.Dir, logger *log.Logger) error {
+func Supervise(ctx context.Context, opts SupervisorOptions, logger *log.Logger) error {
+	d, err := clusterdir.Open(opts.Home, opts.Name)
+	if err != nil {
+		return err
+	}
 	release, err := holdLock(d)
 	if err != nil {
 		return err
