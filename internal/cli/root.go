@@ -18,8 +18,11 @@ import (
 // Main runs the CLI with args and returns the exit code. Errors are printed
 // as one line, never as a usage dump or a stack trace.
 func Main(args []string) int {
+	// The first Ctrl-C asks the command to wind up (a stop kills at once
+	// rather than waiting); a second one ends kubesim as it would anyway.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	context.AfterFunc(ctx, stop)
 	root := NewRootCommand()
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {

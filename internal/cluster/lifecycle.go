@@ -47,7 +47,7 @@ func (p *Provider) Stop(ctx context.Context, name string) error {
 		p.logf("Cluster %q is already stopped", name)
 		return nil
 	}
-	if err := controlplane.Stop(ctx, d); err != nil {
+	if err := controlplane.Stop(ctx, d, p.logf); err != nil {
 		return err
 	}
 	p.logf("Cluster %q stopped", name)
@@ -64,7 +64,7 @@ func (p *Provider) Delete(ctx context.Context, name string) error {
 		return fmt.Errorf("cluster %q does not exist (kubesim get clusters lists them)", name)
 	}
 	if controlplane.Running(d) {
-		if err := controlplane.Stop(ctx, d); err != nil {
+		if err := controlplane.Stop(ctx, d, p.logf); err != nil {
 			return err
 		}
 	}
@@ -94,7 +94,7 @@ func (p *Provider) DeleteAll(ctx context.Context) error {
 // remove undoes a create that failed: stop whatever started, drop the files.
 func (p *Provider) remove(d clusterdir.Dir) error {
 	if controlplane.Running(d) {
-		if err := controlplane.Stop(context.Background(), d); err != nil {
+		if err := controlplane.Stop(context.Background(), d, p.logf); err != nil {
 			return err
 		}
 	}

@@ -77,7 +77,7 @@ func (p *Provider) SnapshotRestore(ctx context.Context, name, path string, wait 
 
 	wasRunning := controlplane.Running(d)
 	if wasRunning {
-		if err := controlplane.Stop(ctx, d); err != nil {
+		if err := controlplane.Stop(ctx, d, p.logf); err != nil {
 			return err
 		}
 	}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -21,8 +19,12 @@ import (
 // The supervisor protocol, as seen from the commands that start and stop
 // a cluster, and the lock, PID and started files it is built on.
 
-// stopWait bounds a clean stop; after it, what is left is killed.
-const stopWait = 60 * time.Second
+// stopWait bounds a clean stop; after it, what is left is killed, and
+// killWait bounds the wait for the killed to go.
+const (
+	stopWait = 60 * time.Second
+	killWait = 5 * time.Second
+)
 
 // Launch starts the cluster's supervisor, detached from this process, and
 // waits until the cluster can serve a user (Ready). If it does not within
@@ -31,6 +33,9 @@ func Launch(ctx context.Context, home string, d clusterdir.Dir, wait time.Durati
 	exe, err := os.Executable()
 	if err != nil {
 		return err
+	}
+	if !Running(d) {
+		clearProtocolFiles(d) // a stale started file would pass Ready at once
 	}
 	logFile, err := os.OpenFile(d.Log(Supervisor), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -57,9 +62,12 @@ func Launch(ctx context.Context, home string, d clusterdir.Dir, wait time.Durati
 		}
 		select {
 		case exitErr := <-exited:
+			if exitErr == nil { // it found another supervisor, or was stopped
+				exitErr = errors.New("exit status 0")
+			}
 			return fmt.Errorf("cluster %q failed to start: supervisor exited (%v); see %s", d.Name, exitErr, d.Log(Supervisor))
 		case <-ctx.Done():
-			_ = Stop(context.Background(), d)
+			_ = Stop(context.Background(), d, func(string, ...any) {})
 			return fmt.Errorf("cluster %q was not ready within %s (last check: %v); see the logs in %s", d.Name, wait, err, d.Logs())
 		case <-time.After(100 * time.Millisecond):
 		}
@@ -96,40 +104,64 @@ func Ready(ctx context.Context, d clusterdir.Dir) error {
 }
 
 // Stop asks the cluster's supervisor to stop the cluster and waits until
-// it and every component are gone, killing what outstays stopWait.
-func Stop(ctx context.Context, d clusterdir.Dir) error {
-	pid, err := readPID(d)
-	if err != nil {
-		return fmt.Errorf("cluster %q is running but its supervisor's pid is unknown: %w", d.Name, err)
+// it and every component are gone: SIGTERM, then SIGKILL to the whole
+// process group after stopWait — at once if ctx ends (a Ctrl-C) — and at
+// most killWait more. It never signals a process it cannot prove to be this
+// cluster's supervisor, treats a supervisor that exited but was never
+// reaped (a zombie) as stopped, and tells logf what it found worth saying.
+func Stop(ctx context.Context, d clusterdir.Dir, logf func(string, ...any)) error {
+	rec, err := readPIDFile(d)
+	if err == nil && !rec.isSupervisorOf(d) {
+		err = fmt.Errorf("process %d is not its supervisor", rec.pid)
 	}
-	_ = syscall.Kill(pid, syscall.SIGTERM)
-	deadline := time.Now().Add(stopWait)
-	// The supervisor leads its own process group, which its components share.
-	for processGroupAlive(pid) {
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			_ = syscall.Kill(-pid, syscall.SIGKILL)
-			deadline = time.Now().Add(time.Hour)
+	if err != nil {
+		if Running(d) {
+			return fmt.Errorf("cluster %q is running but %s does not name its supervisor (%v); nothing was signalled", d.Name, d.PIDFile(), err)
+		}
+		if rec.pid > 0 && zombie(rec.pid) {
+			logf("Cluster %q: its supervisor (pid %d) has exited but was never reaped (a zombie): treating it as stopped", d.Name, rec.pid)
+		}
+		clearProtocolFiles(d) // stale: left by a supervisor that was killed
+		return nil
+	}
+	_ = syscall.Kill(rec.pid, syscall.SIGTERM)
+	deadline, killed := time.Now().Add(stopWait), false
+	// The supervisor leads its own process group, which its components
+	// share; the group's id cannot be reused while any of them lives.
+	for alive := groupAlive(rec.pid); len(alive) > 0; alive = groupAlive(rec.pid) {
+		switch {
+		case killed && time.Now().After(deadline):
+			return fmt.Errorf("cluster %q: processes %v did not exit %s after SIGKILL", d.Name, alive, killWait)
+		case !killed && (time.Now().After(deadline) || ctx.Err() != nil):
+			_ = syscall.Kill(-rec.pid, syscall.SIGKILL)
+			deadline, killed = time.Now().Add(killWait), true
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	if zombie(rec.pid) {
+		logf("Cluster %q: its supervisor (pid %d) has exited but was not reaped (a zombie): treating it as stopped", d.Name, rec.pid)
+	}
+	clearProtocolFiles(d) // a killed supervisor leaves them
 	return nil
 }
 
-// Running reports whether the cluster's supervisor is alive: whether
-// something holds its lock.
+// Running reports whether the cluster's supervisor is alive: whether it
+// holds its lock. The probe takes the lock shared, so probes running at
+// the same time (a `get clusters` beside a `stop`) never see each other as
+// a supervisor.
 func Running(d clusterdir.Dir) bool {
-	release, err := lock(d)
+	f, err := os.OpenFile(d.LockFile(), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return errors.Is(err, syscall.EWOULDBLOCK)
+		return false
 	}
-	release()
-	return false
+	defer f.Close()
+	return errors.Is(syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB), syscall.EWOULDBLOCK)
 }
 
-// lock takes the supervisor lock without waiting. It returns a release
-// function, or an error if another process (a running supervisor) holds
-// it. The kernel drops the lock when its holder dies, so a crash never
-// leaves a cluster looking alive.
+// lock takes the supervisor lock, exclusive, without waiting. It returns a
+// release function, or an error if another process holds it. The kernel
+// drops the lock when its holder dies, so a crash never leaves a cluster
+// looking alive.
 func lock(d clusterdir.Dir) (release func(), err error) {
 	f, err := os.OpenFile(d.LockFile(), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
@@ -143,8 +175,9 @@ func lock(d clusterdir.Dir) (release func(), err error) {
 }
 
 // holdLock takes the lock for a supervisor — waiting a little, for a
-// `Running` check that holds it for a moment — and writes the PID file.
-// Its release removes the PID and started files and drops the lock.
+// Running probe that holds it for a moment — and writes the PID file over
+// any stale one. Its release removes the PID and started files and drops
+// the lock.
 func holdLock(d clusterdir.Dir) (func(), error) {
 	deadline := time.Now().Add(5 * time.Second)
 	unlock, err := lock(d)
@@ -155,37 +188,42 @@ func holdLock(d clusterdir.Dir) (func(), error) {
 		time.Sleep(50 * time.Millisecond)
 		unlock, err = lock(d)
 	}
-	if err := os.WriteFile(d.PIDFile(), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+	clearProtocolFiles(d)
+	rec, err := ownPIDRecord()
+	if err == nil {
+		err = os.WriteFile(d.PIDFile(), []byte(rec.String()), 0o600)
+	}
+	if err != nil {
 		unlock()
 		return nil, err
 	}
 	return func() {
-		os.Remove(d.StartedFile())
-		os.Remove(d.PIDFile())
+		clearProtocolFiles(d)
 		unlock()
 	}, nil
+}
+
+// clearProtocolFiles removes the PID and started files.
+func clearProtocolFiles(d clusterdir.Dir) {
+	os.Remove(d.StartedFile())
+	os.Remove(d.PIDFile())
 }
 
 // markStarted tells Ready that every component has been started.
 func markStarted(d clusterdir.Dir) error { return os.WriteFile(d.StartedFile(), nil, 0o600) }
 
-func readPID(d clusterdir.Dir) (int, error) {
+// readPIDFile reads the supervisor's PID file, waiting a little for one
+// that has just taken its lock and not yet written it.
+func readPIDFile(d clusterdir.Dir) (pidRecord, error) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		// A supervisor that has just taken its lock may not have written it yet.
 		data, err := os.ReadFile(d.PIDFile())
 		if err == nil {
-			return strconv.Atoi(strings.TrimSpace(string(data)))
+			return parsePIDRecord(data)
 		}
-		if time.Now().After(deadline) {
-			return 0, err
+		if time.Now().After(deadline) || !Running(d) {
+			return pidRecord{}, err
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// processGroupAlive reports whether any process of group pgid is left
-// (zombies included, until reaped by init).
-func processGroupAlive(pgid int) bool {
-	return syscall.Kill(-pgid, 0) == nil
 }
