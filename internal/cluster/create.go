@@ -62,9 +62,14 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 		}
 		return err
 	}
+	unlock, err := p.lockOperation(ctx, d)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	defer func() {
 		if err != nil && !opts.Retain {
-			if rmErr := p.remove(d); rmErr != nil {
+			if rmErr := p.remove(context.Background(), d); rmErr != nil {
 				err = fmt.Errorf("%w (cleaning up also failed: %v)", err, rmErr)
 			}
 		}
@@ -143,11 +148,13 @@ func writeClusterFiles(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 		return err
 	}
 	c.Status.CreatedAt, c.Status.Ports = metav1.Now(), ports
-	if err := d.Save(c); err != nil {
-		return err
-	}
 	if err := controlplane.WriteCredentials(d, c); err != nil {
 		return fmt.Errorf("writing credentials: %w", err)
 	}
-	return controlplane.WriteKubeconfigs(d, c)
+	if err := controlplane.WriteKubeconfigs(d, c); err != nil {
+		return err
+	}
+	// Last: a cluster.yaml means a whole cluster. A crash before it leaves
+	// a directory that lists as no cluster and that delete --all removes.
+	return d.Save(c)
 }

@@ -3,84 +3,77 @@ package cluster
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"time"
 
-	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/controlplane"
 )
 
 // Start starts a stopped cluster and waits until it is ready.
 func (p *Provider) Start(ctx context.Context, name string, wait time.Duration) error {
-	d, c, err := p.open(name)
-	if err != nil {
-		return err
-	}
-	if controlplane.Running(d) {
-		p.logf("Cluster %q is already running", name)
+	return p.operate(ctx, name, func(clusterdir.Dir) error {
+		d, c, err := p.open(name)
+		if err != nil {
+			return err
+		}
+		if controlplane.Running(d) {
+			p.logf("Cluster %q is already running", name)
+			return nil
+		}
+		if err := checkExplicitPort(c); err != nil {
+			return err
+		}
+		if err := p.recoverEtcd(d); err != nil {
+			return err
+		}
+		p.logf("Starting cluster %q ...", name)
+		started := time.Now()
+		if err := controlplane.Launch(ctx, p.Home, d, wait); err != nil {
+			return err
+		}
+		if err := p.useContext(d); err != nil {
+			return err
+		}
+		p.logf("Cluster %q is ready (%.1fs)", name, time.Since(started).Seconds())
 		return nil
-	}
-	if err := checkExplicitPort(c); err != nil {
-		return err
-	}
-	p.logf("Starting cluster %q ...", name)
-	started := time.Now()
-	if err := controlplane.Launch(ctx, p.Home, d, wait); err != nil {
-		return err
-	}
-	if err := p.useContext(d); err != nil {
-		return err
-	}
-	p.logf("Cluster %q is ready (%.1fs)", name, time.Since(started).Seconds())
-	return nil
+	})
 }
 
 // Stop stops a running cluster's processes; its data stays.
 func (p *Provider) Stop(ctx context.Context, name string) error {
-	d, _, err := p.open(name)
-	if err != nil {
-		return err
-	}
-	if !controlplane.Running(d) {
-		p.logf("Cluster %q is already stopped", name)
-		return nil
-	}
-	if err := controlplane.Stop(ctx, d, p.logf); err != nil {
-		return err
-	}
-	p.logf("Cluster %q stopped", name)
-	return nil
-}
-
-// Delete stops a cluster, removes its files and its kubeconfig context.
-func (p *Provider) Delete(ctx context.Context, name string) error {
-	if err := v1alpha1.ValidateName(name); err != nil {
-		return err
-	}
-	d := clusterdir.For(p.Home, name)
-	if _, err := os.Stat(d.Path); err != nil {
-		return fmt.Errorf("cluster %q does not exist (kubesim get clusters lists them)", name)
-	}
-	if controlplane.Running(d) {
+	return p.operate(ctx, name, func(clusterdir.Dir) error {
+		d, _, err := p.open(name)
+		if err != nil {
+			return err
+		}
+		if !controlplane.Running(d) {
+			p.logf("Cluster %q is already stopped", name)
+			return nil
+		}
 		if err := controlplane.Stop(ctx, d, p.logf); err != nil {
 			return err
 		}
-	}
-	if err := p.removeContext(name); err != nil {
-		return err
-	}
-	if err := os.RemoveAll(d.Path); err != nil {
-		return err
-	}
-	p.logf("Deleted cluster %q", name)
-	return nil
+		p.logf("Cluster %q stopped", name)
+		return nil
+	})
 }
 
-// DeleteAll deletes every cluster.
+// Delete stops a cluster, removes its files and its kubeconfig context. A
+// cluster whose directory a crash left without its config is deleted too.
+func (p *Provider) Delete(ctx context.Context, name string) error {
+	return p.operate(ctx, name, func(d clusterdir.Dir) error {
+		if err := p.remove(ctx, d); err != nil {
+			return err
+		}
+		p.logf("Deleted cluster %q", name)
+		return nil
+	})
+}
+
+// DeleteAll deletes every cluster, whole or not.
 func (p *Provider) DeleteAll(ctx context.Context) error {
-	names, err := clusterdir.List(p.Home)
+	names, err := clusterdir.ListDirs(p.Home)
 	if err != nil {
 		return err
 	}
@@ -91,12 +84,16 @@ func (p *Provider) DeleteAll(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// remove undoes a create that failed: stop whatever started, drop the files.
-func (p *Provider) remove(d clusterdir.Dir) error {
+// remove stops whatever of d runs and removes its context and its files;
+// the caller holds d's operation lock.
+func (p *Provider) remove(ctx context.Context, d clusterdir.Dir) error {
 	if controlplane.Running(d) {
-		if err := controlplane.Stop(context.Background(), d, p.logf); err != nil {
+		if err := controlplane.Stop(ctx, d, p.logf); err != nil {
 			return err
 		}
+	}
+	if err := p.removeContext(d.Name); err != nil {
+		return err
 	}
 	return os.RemoveAll(d.Path)
 }

@@ -40,6 +40,15 @@ func NewProvider(kubeconfig string, out io.Writer) (*Provider, error) {
 	return &Provider{Home: home, Kubeconfig: kubeconfig, Out: out}, nil
 }
 
+// dir returns the directory of the cluster called name, which may not
+// exist.
+func (p *Provider) dir(name string) (clusterdir.Dir, error) {
+	if err := v1alpha1.ValidateName(name); err != nil {
+		return clusterdir.Dir{}, err
+	}
+	return clusterdir.For(p.Home, name), nil
+}
+
 // open returns an existing cluster's directory and config.
 func (p *Provider) open(name string) (clusterdir.Dir, *v1alpha1.Cluster, error) {
 	if err := v1alpha1.ValidateName(name); err != nil {

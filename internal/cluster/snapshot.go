@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc/grpclog"
 
+	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/controlplane"
 )
 
@@ -49,57 +50,52 @@ func (p *Provider) SnapshotSave(ctx context.Context, name, path string) error {
 
 // SnapshotRestore replaces a cluster's data with a snapshot. The snapshot
 // is checked and unpacked before the cluster is touched; a running cluster
-// is stopped around the swap and started again.
+// is stopped around the swap and started again. A crash at any point
+// leaves the cluster's data whole, as before or as after (recoverEtcd).
 func (p *Provider) SnapshotRestore(ctx context.Context, name, path string, wait time.Duration) error {
-	d, c, err := p.open(name)
-	if err != nil {
-		return err
-	}
 	if err := checkSnapshot(path); err != nil {
 		return fmt.Errorf("snapshot %s: %w", path, err)
 	}
-	staged := d.Etcd() + ".restore"
-	if err := os.RemoveAll(staged); err != nil {
-		return err
-	}
-	defer os.RemoveAll(staged)
-	err = snapshot.NewV3(zap.NewNop()).Restore(snapshot.RestoreConfig{
-		SnapshotPath:        path,
-		Name:                "default", // as the etcd component names its member
-		OutputDataDir:       staged,
-		PeerURLs:            []string{controlplane.EtcdPeerURL(c)},
-		InitialCluster:      "default=" + controlplane.EtcdPeerURL(c),
-		InitialClusterToken: "etcd-cluster",
-	})
-	if err != nil {
-		return fmt.Errorf("snapshot %s cannot be restored: %w", path, err)
-	}
-
-	wasRunning := controlplane.Running(d)
-	if wasRunning {
-		if err := controlplane.Stop(ctx, d, p.logf); err != nil {
+	return p.operate(ctx, name, func(clusterdir.Dir) error {
+		d, c, err := p.open(name)
+		if err != nil {
 			return err
 		}
-	}
-	old := d.Etcd() + ".old"
-	if err := os.Rename(d.Etcd(), old); err != nil {
-		return err
-	}
-	if err := os.Rename(staged, d.Etcd()); err != nil {
-		_ = os.Rename(old, d.Etcd())
-		return err
-	}
-	if err := os.RemoveAll(old); err != nil {
-		return err
-	}
-	p.logf("Restored cluster %q from %s", name, path)
-	if !wasRunning {
+		if err := p.recoverEtcd(d); err != nil {
+			return err
+		}
+		defer os.RemoveAll(stagedEtcd(d))
+		err = snapshot.NewV3(zap.NewNop()).Restore(snapshot.RestoreConfig{
+			SnapshotPath:        path,
+			Name:                "default", // as the etcd component names its member
+			OutputDataDir:       stagedEtcd(d),
+			PeerURLs:            []string{controlplane.EtcdPeerURL(c)},
+			InitialCluster:      "default=" + controlplane.EtcdPeerURL(c),
+			InitialClusterToken: "etcd-cluster",
+		})
+		if err != nil {
+			return fmt.Errorf("snapshot %s cannot be restored: %w", path, err)
+		}
+		wasRunning := controlplane.Running(d)
+		if wasRunning {
+			if err := controlplane.Stop(ctx, d, p.logf); err != nil {
+				return err
+			}
+		}
+		if err := swapEtcd(d); err != nil {
+			return err
+		}
+		if wasRunning {
+			if err := controlplane.Launch(ctx, p.Home, d, wait); err != nil {
+				return fmt.Errorf("restored cluster %q from %s, but starting it again failed: %w", name, path, err)
+			}
+			if err := p.useContext(d); err != nil {
+				return err
+			}
+		}
+		p.logf("Restored cluster %q from %s", name, path)
 		return nil
-	}
-	if err := controlplane.Launch(ctx, p.Home, d, wait); err != nil {
-		return err
-	}
-	return p.useContext(d)
+	})
 }
 
 // checkSnapshot tells a good snapshot of a Kubernetes cluster from a

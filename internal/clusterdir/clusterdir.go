@@ -60,6 +60,19 @@ func Open(home, name string) (Dir, error) {
 
 // List returns the names of all clusters, sorted.
 func List(home string) ([]string, error) {
+	return listDirs(home, func(dir string) bool {
+		_, err := os.Stat(filepath.Join(dir, "cluster.yaml"))
+		return err == nil
+	})
+}
+
+// ListDirs is List with the directories a crash left without their
+// cluster.yaml (mid-create or mid-delete), so they can be removed too.
+func ListDirs(home string) ([]string, error) {
+	return listDirs(home, func(string) bool { return true })
+}
+
+func listDirs(home string, keep func(dir string) bool) ([]string, error) {
 	entries, err := os.ReadDir(ClustersPath(home))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -69,7 +82,7 @@ func List(home string) ([]string, error) {
 	}
 	var names []string
 	for _, e := range entries {
-		if _, err := os.Stat(filepath.Join(ClustersPath(home), e.Name(), "cluster.yaml")); e.IsDir() && err == nil {
+		if e.IsDir() && keep(filepath.Join(ClustersPath(home), e.Name())) {
 			names = append(names, e.Name())
 		}
 	}
@@ -92,6 +105,10 @@ func (d Dir) ComponentKubeconfig(component string) string {
 
 // LockFile is held by the cluster's supervisor for as long as it runs.
 func (d Dir) LockFile() string { return filepath.Join(d.Path, "supervisor.lock") }
+
+// OperationLockFile is held by a kubesim command while it starts, stops,
+// deletes or restores the cluster.
+func (d Dir) OperationLockFile() string { return filepath.Join(d.Path, "operation.lock") }
 
 // StartedFile exists while every component of the cluster has been
 // started; the supervisor writes it once they are, and removes it on stop.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -71,5 +72,28 @@ func TestSnapshot(t *testing.T) {
 	e.must("start", "cluster", "--name", "snap")
 	if _, err := e.client().CoreV1().ConfigMaps("default").Get(ctx, "precious", metav1.GetOptions{}); err != nil {
 		t.Fatalf("configmap missing after restore into a stopped cluster: %v", err)
+	}
+
+	// A restore killed between its two renames leaves etcd.old/ and the
+	// staged etcd.restore/ but no etcd/: the next start rolls back to the
+	// data as it was, says so, and does not come up empty.
+	e.must("stop", "cluster", "--name", "snap")
+	etcd := filepath.Join(e.clusterDir("snap"), "etcd")
+	if err := os.Rename(etcd, etcd+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(etcd+".restore/member", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out := e.must("start", "cluster", "--name", "snap").stderr; !strings.Contains(out, "restore was interrupted") {
+		t.Errorf("start after an interrupted restore does not say so: %s", out)
+	}
+	if _, err := e.client().CoreV1().ConfigMaps("default").Get(ctx, "precious", metav1.GetOptions{}); err != nil {
+		t.Fatalf("data lost after an interrupted restore: %v", err)
+	}
+	for _, leftover := range []string{etcd + ".old", etcd + ".restore"} {
+		if _, err := os.Stat(leftover); !os.IsNotExist(err) {
+			t.Errorf("%s left behind: %v", leftover, err)
+		}
 	}
 }
