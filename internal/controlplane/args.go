@@ -60,6 +60,9 @@ func apiServerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		// write per request on the request's path.
 		"--audit-log-mode=batch",
 		"--egress-selector-config-file=" + egressConfigFile(d),
+		// Nodes are reached by address, through the egress proxy, which
+		// refuses them: never by name, which the host's DNS would be asked.
+		"--kubelet-preferred-address-types=InternalIP",
 	}
 }
 

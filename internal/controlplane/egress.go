@@ -16,11 +16,13 @@ import (
 	"github.com/kubesim/kubesim/internal/kubeletsim"
 )
 
-// The API server reaches nodes (kubectl logs, exec, attach, port-forward)
-// through an HTTP CONNECT proxy on a unix socket that the supervisor
-// serves. Simulated kubelets do not exist, so their port gets a clear
-// refusal at once instead of a DNS error or a hang; anything else (a
-// Service-backed webhook, say) is connected through as it would be.
+// The API server reaches nodes, pods and Services (kubectl logs, exec,
+// attach, port-forward, the proxy subresources, webhooks) through an HTTP
+// CONNECT proxy on a unix socket that the supervisor serves. Simulated
+// kubelets and pods do not exist, so they get a clear refusal at once
+// instead of a DNS error or a hang, and nothing simulated ever reaches off
+// this machine: only loopback addresses (a user's own webhook server, say)
+// are connected through.
 
 const egressConfig = `apiVersion: apiserver.k8s.io/v1beta1
 kind: EgressSelectorConfiguration
@@ -75,9 +77,8 @@ func handleConnect(conn net.Conn, logf func(string, ...any)) {
 		fmt.Fprint(conn, "HTTP/1.1 400 kubesim egress proxy: bad address\r\n\r\n")
 		return
 	}
-	if port == strconv.Itoa(kubeletsim.DefaultKubeletPort) {
-		fmt.Fprintf(conn, "HTTP/1.1 501 kubesim: node %s is simulated, its pods run no containers: "+
-			"logs, exec, attach and port-forward are not available\r\n\r\n", host)
+	if why := refusal(host, port); why != "" {
+		fmt.Fprintf(conn, "HTTP/1.1 501 kubesim: %s\r\n\r\n", why)
 		return
 	}
 	target, err := net.DialTimeout("tcp", req.Host, 10*time.Second)
@@ -92,4 +93,17 @@ func handleConnect(conn net.Conn, logf func(string, ...any)) {
 	go func() { _, _ = io.Copy(target, br); done <- struct{}{} }()
 	go func() { _, _ = io.Copy(conn, target); done <- struct{}{} }()
 	<-done
+}
+
+// refusal says why the proxy will not connect to host:port, or "" if it will.
+func refusal(host, port string) string {
+	if port == strconv.Itoa(kubeletsim.DefaultKubeletPort) {
+		return fmt.Sprintf("node %s is simulated, its pods run no containers: "+
+			"logs, exec, attach, port-forward and the node proxy are not available", host)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Sprintf("%s is simulated (a node, pod or Service of this cluster): nothing serves it, "+
+			"and kubesim connects to nothing off this machine", net.JoinHostPort(host, port))
+	}
+	return ""
 }
