@@ -52,6 +52,9 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 	}
 
 	d := clusterdir.For(p.Home, c.Name)
+	if err := controlplane.CheckSocketPath(d); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(clusterdir.ClustersPath(p.Home), 0o700); err != nil {
 		return err
 	}

@@ -2,8 +2,6 @@ package components
 
 import (
 	"context"
-	"log"
-	"os"
 
 	"github.com/kubesim/kubesim/internal/controlplane"
 )
@@ -12,6 +10,6 @@ import (
 func runSupervisor(args []string) int {
 	var opts controlplane.SupervisorOptions
 	return runOwn(controlplane.Supervisor, &opts, args, func(ctx context.Context) error {
-		return controlplane.Supervise(ctx, opts, log.New(os.Stderr, "supervisor: ", log.LstdFlags|log.Lmicroseconds))
+		return controlplane.Supervise(ctx, opts)
 	})
 }

@@ -39,6 +39,20 @@ egressSelections:
 func egressSocket(d clusterdir.Dir) string     { return filepath.Join(d.Path, "egress.sock") }
 func egressConfigFile(d clusterdir.Dir) string { return filepath.Join(d.Path, "egress-selector.yaml") }
 
+// maxSocketPath is the longest path a unix socket can have (sun_path
+// holds 108 bytes with the closing NUL).
+const maxSocketPath = 107
+
+// CheckSocketPath fails if the cluster's directory is too deep for its
+// egress socket, which the supervisor could then never serve.
+func CheckSocketPath(d clusterdir.Dir) error {
+	if sock := egressSocket(d); len(sock) > maxSocketPath {
+		return fmt.Errorf("the cluster's socket %s would be %d bytes long, and unix sockets allow %d: "+
+			"set KUBESIM_HOME to a shorter directory, or choose a shorter --name", sock, len(sock), maxSocketPath)
+	}
+	return nil
+}
+
 // serveEgress serves the proxy until ctx ends (the API server's Prepare
 // writes its configuration).
 func serveEgress(ctx context.Context, d clusterdir.Dir, logf func(string, ...any)) error {

@@ -3,6 +3,8 @@ package controlplane
 import (
 	"strings"
 	"testing"
+
+	"github.com/kubesim/kubesim/internal/clusterdir"
 )
 
 // Simulated kubelets, nodes and pods are refused, and so is every address
@@ -20,5 +22,15 @@ func TestEgressRefusesAllButLoopback(t *testing.T) {
 		if got := refusal(tc.host, tc.port); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("refusal(%s, %s) = %q, want %q", tc.host, tc.port, got, tc.want)
 		}
+	}
+}
+
+func TestCheckSocketPath(t *testing.T) {
+	if err := CheckSocketPath(clusterdir.For("/home/me/.kubesim", "blue")); err != nil {
+		t.Errorf("a usual home: %v", err)
+	}
+	deep := clusterdir.For("/"+strings.Repeat("d", 90), "blue")
+	if err := CheckSocketPath(deep); err == nil || !strings.Contains(err.Error(), "KUBESIM_HOME") {
+		t.Errorf("a home too deep for a unix socket: %v", err)
 	}
 }

@@ -24,12 +24,6 @@ const (
 	stopTimeout = 15 * time.Second
 )
 
-// gcPercent is the GOGC of every component: a simulator's control plane
-// churns through short-lived objects, and collecting garbage four times
-// less often spends memory the machine has (a few hundred MB per
-// component at 10,000 pods) to save CPU it has not.
-const gcPercent = "400"
-
 // supervisor runs one cluster's components as child processes of itself.
 type supervisor struct {
 	dir    clusterdir.Dir
@@ -43,11 +37,14 @@ type supervisor struct {
 // Supervise runs the cluster opts names until ctx ends, then stops every
 // component, last started first. It holds the cluster's lock throughout, so
 // exactly one supervisor runs per cluster.
-func Supervise(ctx context.Context, opts SupervisorOptions, logger *log.Logger) error {
+func Supervise(ctx context.Context, opts SupervisorOptions) error {
 	d, err := clusterdir.Open(opts.Home, opts.Name)
 	if err != nil {
 		return err
 	}
+	logs := logWriter(d, Supervisor)
+	defer logs.Close()
+	logger := log.New(logs, "supervisor: ", log.LstdFlags|log.Lmicroseconds)
 	release, err := holdLock(d)
 	if err != nil {
 		return err
@@ -177,14 +174,11 @@ func (s *supervisor) runOnce(ctx context.Context, comp Component) error {
 			return err
 		}
 	}
-	logFile, err := os.OpenFile(s.dir.Log(comp.Name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	defer logFile.Close()
+	log := logWriter(s.dir, comp.Name)
+	defer log.Close()
 	cmd := exec.Command(s.exe, append([]string{"component", comp.Name}, commandLine(comp, s.dir, s.config())...)...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Env = append(os.Environ(), "GOGC="+gcPercent)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Env = processEnv()
 	// Die with the supervisor, even if it is killed outright.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

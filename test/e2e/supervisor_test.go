@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,12 +22,25 @@ import (
 
 // TestComponentRestart kills the scheduler: the supervisor must bring it
 // back, and the new one must schedule (here: report that no node fits).
+//
+// The components run with none of the caller's environment but what a Go
+// program needs: a secret in it never reaches them.
 func TestComponentRestart(t *testing.T) {
 	e := newEnv(t)
-	e.must("create", "cluster", "--name", "crash")
+	if r := e.runEnv([]string{"KUBESIM_TEST_SECRET=hunter2"}, "create", "cluster", "--name", "crash"); r.code != 0 {
+		t.Fatalf("create: %s", r)
+	}
 	old := e.componentPID("crash", "kube-scheduler")
 	if old == 0 {
 		t.Fatal("no kube-scheduler process")
+	}
+	pidFile, _ := os.ReadFile(filepath.Join(e.clusterDir("crash"), "supervisor.pid"))
+	supervisor, _ := strconv.Atoi(strings.Fields(string(pidFile) + " 0")[0])
+	for comp, pid := range map[string]int{"supervisor": supervisor, "kube-scheduler": old, "kubelet-sim": e.componentPID("crash", "kubelet-sim")} {
+		environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil || bytes.Contains(environ, []byte("hunter2")) || !bytes.Contains(environ, []byte("GOGC=")) {
+			t.Errorf("%s (pid %d) runs with %q (%v)", comp, pid, environ, err)
+		}
 	}
 	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
