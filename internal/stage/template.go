@@ -9,7 +9,6 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/Masterminds/sprig/v3"
 	"sigs.k8s.io/yaml"
 )
 
@@ -21,16 +20,6 @@ var ContextFuncNames = []string{
 	"NodeIP", "NodeName", "NodePort", "NodeConditions", "NodeIPWith", "NodeIPsWith",
 	"PodIP", "PodIPWith", "PodIPsWith", "StartTime", "Version",
 }
-
-// staticFuncs are helpers that depend on nothing but their arguments:
-// sprig's library (dict, list, default, …) and KWOK's own names.
-var staticFuncs = func() template.FuncMap {
-	funcs := sprig.TxtFuncMap()
-	funcs["Now"] = func() string { return time.Now().UTC().Format(time.RFC3339Nano) }
-	funcs["Quote"] = quote
-	funcs["YAML"] = toYAML
-	return funcs
-}()
 
 // unavailableFuncs stand for the context helpers until a render supplies
 // its own.
