@@ -41,13 +41,13 @@ func (l *Lifecycle) Stages() []*Stage { return l.stages }
 // name), or nil if none matches.
 func (l *Lifecycle) Match(obj map[string]any) *Stage {
 	var matched []*Stage
-	var weights []int
-	total := 0
+	var weights []int64
+	var total int64
 	for _, s := range l.stages {
 		if !s.Matches(obj) {
 			continue
 		}
-		w := max(s.weight(obj), 0)
+		w := s.weight(obj)
 		matched, weights, total = append(matched, s), append(weights, w), total+w
 	}
 	if len(matched) == 0 {

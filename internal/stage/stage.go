@@ -91,16 +91,22 @@ func (s *Stage) Matches(obj map[string]any) bool {
 	return s.selector.matches(obj)
 }
 
-// weight is the stage's weight for obj: weightFrom if it yields a number.
-func (s *Stage) weight(obj map[string]any) int {
+// maxWeight bounds stage weights, so no number of stages can overflow
+// their sum.
+const maxWeight = 1 << 20
+
+// weight is the stage's weight for obj, in [0, maxWeight]: weightFrom if
+// it yields a number, else the fixed weight.
+func (s *Stage) weight(obj map[string]any) int64 {
+	w := int64(s.Spec.Weight)
 	if s.weightFrom != nil {
 		if v, ok := firstString(s.weightFrom, obj); ok {
-			if w, err := strconv.Atoi(v); err == nil {
-				return w
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				w = n
 			}
 		}
 	}
-	return s.Spec.Weight
+	return min(max(w, 0), maxWeight)
 }
 
 // Delay returns how long to wait before applying the stage to obj.
