@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"text/template"
 	"time"
@@ -80,18 +81,12 @@ func pendingPod(resourceVersion string) *corev1.Pod {
 	}
 }
 
-// podStage compiles a Pod stage for pending pods with the given delay and
-// next, as revision.
-func podStage(t *testing.T, delay, next, revision string) *stage.Lifecycle {
+// userStage compiles a Pod Stage object named name, of spec (YAML
+// indented by two spaces, less the resourceRef), as version revision.
+func userStage(t *testing.T, name, spec, revision string) *stage.Stage {
 	t.Helper()
-	s, err := stage.Parse([]byte(`apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata: {name: pod-ready}
-spec:
-  resourceRef: {apiGroup: v1, kind: Pod}
-  delay: ` + delay + `
-  selector: {matchExpressions: [{key: .status.phase, operator: In, values: [Pending]}]}
-  next: ` + next))
+	s, err := stage.Parse([]byte("apiVersion: kwok.x-k8s.io/v1alpha1\nkind: Stage\nmetadata: {name: " + name + "}\n" +
+		"spec:\n  resourceRef: {apiGroup: v1, kind: Pod}\n" + spec))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,8 +94,26 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Revision = revision
-	return stage.NewLifecycle("", "Pod", []*stage.Stage{c})
+	c.Revision, c.UID = revision, types.UID("uid-"+name)
+	return c
+}
+
+// readyStage is a stage named pod-ready for pending pods with the given
+// delay and next, as revision.
+func readyStage(t *testing.T, delay, next, revision string) *stage.Stage {
+	t.Helper()
+	return userStage(t, "pod-ready", "  delay: "+delay+"\n"+
+		"  selector: {matchExpressions: [{key: .status.phase, operator: In, values: [Pending]}]}\n  next: "+next+"\n", revision)
+}
+
+// podStage is a lifecycle of readyStage alone.
+func podStage(t *testing.T, delay, next, revision string) *stage.Lifecycle {
+	t.Helper()
+	return podLifecycle(readyStage(t, delay, next, revision))
+}
+
+func podLifecycle(stages ...*stage.Stage) *stage.Lifecycle {
+	return stage.NewLifecycle("", "Pod", stages)
 }
 
 const runningNext = `{statusTemplate: "phase: Running"}`
@@ -136,6 +149,19 @@ func (r testRunner) syncAfter(t *testing.T, d time.Duration, wantPatches int, wh
 	}
 	if len(r.pods.patches) != wantPatches {
 		t.Fatalf("%s: %d patches sent, want %d", when, len(r.pods.patches), wantPatches)
+	}
+}
+
+// recorded drains the Events recorded so far.
+func (r testRunner) recorded() []string {
+	var out []string
+	for {
+		select {
+		case e := <-r.events.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
 	}
 }
 
@@ -200,13 +226,8 @@ func TestRunnerCarriesOutADeletePlan(t *testing.T) {
 	pod.Finalizers = []string{"example.com/hold"}
 	r := newTestRunner(t, podStage(t, "{}", `{event: {reason: Gone, message: bye}, finalizers: {empty: true}, delete: true}`, "1"), pod)
 	r.syncAfter(t, 0, 1, "deleting")
-	select {
-	case got := <-r.events.Events:
-		if got != "Normal Gone bye" {
-			t.Errorf("event %q, want Normal Gone bye", got)
-		}
-	default:
-		t.Error("no event recorded")
+	if got := r.recorded(); !slices.Equal(got, []string{"Normal Gone bye"}) {
+		t.Errorf("events %q, want Normal Gone bye", got)
 	}
 	if !slices.Equal(r.pods.removed, []string{"p"}) {
 		t.Errorf("removed %v, want p", r.pods.removed)
@@ -236,5 +257,32 @@ func TestExecuteStopsWritingWhenTheObjectIsGone(t *testing.T) {
 			t.Errorf("%d patches and %d deletes sent, want %d and %d",
 				len(r.pods.patches), len(r.pods.removed), tc.wantPatches, tc.wantRemoved)
 		}
+	}
+}
+
+// A Stage whose selector runs forever is no match: the pod goes on by the
+// other stages at once, nothing is retried, and the Stage gets one
+// StageFailed Event however many objects it meets.
+func TestRunnerReportsAnEndlessSelectorOnceOnItsStage(t *testing.T) {
+	endless := userStage(t, "endless", "  selector: {matchExpressions: [{key: 'def f: f; f', operator: Exists}]}\n"+
+		"  next: {statusTemplate: 'phase: Failed'}\n", "1")
+	r := newTestRunner(t, podLifecycle(endless, readyStage(t, "{}", runningNext, "1")), pendingPod("5"))
+	r.events.IncludeObject = true
+	r.syncAfter(t, 0, 1, "first pod")
+	if p := string(r.pods.patches[0].Data); p != `{"status":{"phase":"Running"}}` {
+		t.Errorf("patched %s, want pod-ready's Running", p)
+	}
+	events := r.recorded()
+	if len(events) != 1 || !strings.HasPrefix(events[0], "Warning StageFailed stage endless: spec.selector.matchExpressions[0].key:") ||
+		!strings.HasSuffix(events[0], "involvedObject{kind=Stage,apiVersion=kwok.x-k8s.io/v1alpha1}") {
+		t.Fatalf("events %q, want one StageFailed on Stage endless naming its key", events)
+	}
+	r.pods.cache[podKey] = pendingPod("11") // another pending pod the Stage meets
+	r.syncAfter(t, 0, 2, "second pod")
+	if events := r.recorded(); len(events) != 0 {
+		t.Errorf("events %q, want the Stage reported once", events)
+	}
+	if r.delays.Len() != 0 || len(r.delays.waits) != 0 {
+		t.Errorf("%d queued, re-queued after %v; want nothing retried", r.delays.Len(), r.delays.waits)
 	}
 }

@@ -18,7 +18,7 @@ func TestHugeWeightsShareObjectsWithoutPanic(t *testing.T) {
 		l := NewLifecycle("", "Pod", []*Stage{a, b})
 		seen := map[string]int{}
 		for range 200 {
-			seen[l.Match(obj(t, pendingPod)).Name]++
+			seen[match(t, l, obj(t, pendingPod)).Name]++
 		}
 		if seen["a"] == 0 || seen["b"] == 0 {
 			t.Errorf("%s: matched %v, want both stages drawn", weight, seen)
