@@ -286,3 +286,19 @@ func TestRunnerReportsAnEndlessSelectorOnceOnItsStage(t *testing.T) {
 		t.Errorf("%d queued, re-queued after %v; want nothing retried", r.delays.Len(), r.delays.waits)
 	}
 }
+
+// A render past the cap fails the stage: the pod is left as it is, with a
+// StageFailed Event saying why.
+func TestRunnerLeavesAnObjectAsItIsWhenItsRenderIsTooLarge(t *testing.T) {
+	r := newTestRunner(t, podStage(t, "{}", `{statusTemplate: '{{ repeat 50000000 "x" }}'}`, "1"), pendingPod("5"))
+	if err := r.sync(context.Background(), podKey); err == nil || !strings.Contains(err.Error(), "past the limit") {
+		t.Errorf("sync: %v, want the render past the limit", err)
+	}
+	if len(r.pods.patches) != 0 {
+		t.Errorf("%d patches sent, want the pod left as it is", len(r.pods.patches))
+	}
+	if events := r.recorded(); len(events) != 1 || !strings.HasPrefix(events[0], "Warning StageFailed stage pod-ready: statusTemplate:") ||
+		!strings.Contains(events[0], "past the limit") {
+		t.Errorf("events %q, want one StageFailed on the pod naming the limit", events)
+	}
+}

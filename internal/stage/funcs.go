@@ -14,12 +14,13 @@ import (
 // staticFuncs are helpers that depend on nothing but their arguments (and
 // the clock): sprig's hermetic library (dict, list, default, …; no env,
 // expandenv or getHostByName) less its key, certificate and password
-// helpers, and KWOK's own names.
+// helpers, with sizes bounded, and KWOK's own names.
 var staticFuncs = func() template.FuncMap {
 	funcs := sprig.HermeticTxtFuncMap()
 	for _, name := range withheldFuncs {
 		delete(funcs, name)
 	}
+	bound(funcs)
 	funcs["Now"] = func() string { return time.Now().UTC().Format(time.RFC3339Nano) }
 	funcs["Quote"] = quote
 	funcs["YAML"] = toYAML

@@ -1,7 +1,6 @@
 package stage
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -94,14 +93,14 @@ func (r *renderer) render(obj map[string]any, funcs template.FuncMap) (json.RawM
 			return nil, err
 		}
 	}
-	var buf bytes.Buffer
-	err := t.Funcs(funcs).Execute(&buf, obj)
+	var out cappedBuffer
+	err := t.Funcs(funcs).Execute(&out, obj)
 	// The next render must not reach this object through its helpers.
 	r.clones.Put(t.Funcs(unavailableFuncs))
 	if err != nil {
 		return nil, err
 	}
-	data, err := yaml.YAMLToJSON(buf.Bytes())
+	data, err := yaml.YAMLToJSON(out.buf.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("rendered text is not YAML: %w", err)
 	}
