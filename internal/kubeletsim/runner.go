@@ -3,6 +3,7 @@ package kubeletsim
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -150,13 +151,30 @@ func (r *runner) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer r.queue.Done(key)
-	if err := r.sync(ctx, key); err != nil {
+	if err := r.syncRecovering(ctx, key); err != nil {
 		utilruntime.HandleErrorWithContext(ctx, err, "stage failed", "kind", r.kind.name(), "key", key)
 		r.queue.AddRateLimited(key)
 		return true
 	}
 	r.queue.Forget(key)
 	return true
+}
+
+// syncRecovering is sync, with a panic (a bad Stage, a bug) made the
+// object's error, reported with its stack: one object must never take
+// the simulator down.
+func (r *runner) syncRecovering(ctx context.Context, key string) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+			if obj, ok := r.kind.get(key); ok {
+				r.warn(obj, obj, "StageFailed", err, "stack", string(debug.Stack()))
+			} else {
+				klog.ErrorS(err, "stage", "kind", r.kind.name(), "key", key, "stack", string(debug.Stack()))
+			}
+		}
+	}()
+	return r.sync(ctx, key)
 }
 
 // sync brings one object one step along its lifecycle, if one is due.
@@ -309,10 +327,10 @@ func resourceVersion(obj runtime.Object) uint64 {
 	return v
 }
 
-// warn reports a stage failing on obj: a log line, and a Warning Event on
-// target (obj itself, or the Stage at fault).
-func (r *runner) warn(obj, target runtime.Object, reason string, err error) {
-	klog.ErrorS(err, "stage", "kind", r.kind.name(), "object", klog.KObj(objectMeta(obj)))
+// warn reports a stage failing on obj: a log line, with details if any,
+// and a Warning Event on target (obj itself, or the Stage at fault).
+func (r *runner) warn(obj, target runtime.Object, reason string, err error, details ...any) {
+	klog.ErrorS(err, "stage", append([]any{"kind", r.kind.name(), "object", klog.KObj(objectMeta(obj))}, details...)...)
 	r.recorder.Event(target, corev1.EventTypeWarning, reason, err.Error())
 }
 

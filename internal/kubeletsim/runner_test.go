@@ -27,11 +27,12 @@ import (
 // cache; a write is recorded and answered with the next resourceVersion,
 // and (as with a real informer) reaches the cache only when the test says.
 type fakePods struct {
-	cache    map[string]*corev1.Pod
-	patches  []stage.Patch
-	removed  []string
-	rv       int
-	patchErr error // what every patch fails with, if set
+	cache      map[string]*corev1.Pod
+	patches    []stage.Patch
+	removed    []string
+	rv         int
+	patchErr   error // what every patch fails with, if set
+	patchPanic any   // what every patch panics with, if set
 }
 
 func (k *fakePods) name() string { return "Pod" }
@@ -48,6 +49,9 @@ func (k *fakePods) keys() []string                        { return slices.Sorted
 
 func (k *fakePods) patch(_ context.Context, obj runtime.Object, p stage.Patch) (runtime.Object, error) {
 	k.patches = append(k.patches, p)
+	if k.patchPanic != nil {
+		panic(k.patchPanic)
+	}
 	if k.patchErr != nil {
 		return nil, k.patchErr
 	}
@@ -300,5 +304,22 @@ func TestRunnerLeavesAnObjectAsItIsWhenItsRenderIsTooLarge(t *testing.T) {
 	if events := r.recorded(); len(events) != 1 || !strings.HasPrefix(events[0], "Warning StageFailed stage pod-ready: statusTemplate:") ||
 		!strings.Contains(events[0], "past the limit") {
 		t.Errorf("events %q, want one StageFailed on the pod naming the limit", events)
+	}
+}
+
+// A panic while an object is synced (a bad Stage, a bug) is that object's
+// error: a StageFailed Event, a retry later, and the worker goes on.
+func TestRunnerRecoversAPanicPerObject(t *testing.T) {
+	r := newTestRunner(t, podStage(t, "{}", runningNext, "1"), pendingPod("5"))
+	r.pods.patchPanic = "boom"
+	r.queue.Add(podKey)
+	if !r.processNext(context.Background()) {
+		t.Fatal("the worker stopped")
+	}
+	if events := r.recorded(); !slices.Equal(events, []string{"Warning StageFailed panic: boom"}) {
+		t.Errorf("events %q, want one StageFailed naming the panic", events)
+	}
+	if n := r.queue.NumRequeues(podKey); n != 1 {
+		t.Errorf("requeued %d times, want a retry later", n)
 	}
 }
