@@ -323,3 +323,29 @@ func TestRunnerRecoversAPanicPerObject(t *testing.T) {
 		t.Errorf("requeued %d times, want a retry later", n)
 	}
 }
+
+// A pod stuck behind a bad Stage (one that sorts first and takes it)
+// moves on once the Stage is deleted: nothing of it lingers.
+func TestDeletingABadStageFreesThePodsStuckBehindIt(t *testing.T) {
+	for name, bad := range map[string]string{
+		"a render past the cap": `  next: {statusTemplate: '{{ repeat 50000000 "x" }}'}` + "\n",
+		"a delay of a year":     "  delay: {durationMilliseconds: 31536000000}\n  next: {statusTemplate: 'phase: Failed'}\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			ready := readyStage(t, "{}", runningNext, "1")
+			r := newTestRunner(t, podLifecycle(userStage(t, "a-bad", bad, "1"), ready), pendingPod("5"))
+			for range 3 {
+				_ = r.sync(context.Background(), podKey) // fails or waits
+				r.fakeClock.Step(time.Hour)
+			}
+			if len(r.pods.patches) != 0 {
+				t.Fatalf("%d patches sent behind the bad Stage, want the pod stuck", len(r.pods.patches))
+			}
+			r.setLifecycle(podLifecycle(ready))
+			if r.delays.Len() != 1 {
+				t.Errorf("%d objects queued once the Stage is gone, want the pod", r.delays.Len())
+			}
+			r.syncAfter(t, 0, 1, "once the bad Stage is gone")
+		})
+	}
+}
