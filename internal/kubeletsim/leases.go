@@ -2,6 +2,7 @@ package kubeletsim
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -10,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/rand"
 	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -151,7 +151,7 @@ func (l *leases) renew(ctx context.Context, name string) {
 			l.onAcquired(name)
 		}
 		// Jitter spreads renewals evenly instead of in bursts.
-		l.queue.AddAfter(name, l.interval-time.Duration(rand.Int63nRange(0, int64(l.interval)/5)))
+		l.queue.AddAfter(name, l.interval-rand.N(l.interval/5+1))
 	}
 }
 

@@ -24,8 +24,13 @@ const (
 
 // newTestLeases is a leases of holder us over a fake clientset holding objs.
 func newTestLeases(t *testing.T, objs ...runtime.Object) (*leases, *fake.Clientset) {
+	return newTestLeasesRenewedEvery(t, 10*time.Second, objs...)
+}
+
+// newTestLeasesRenewedEvery is newTestLeases, renewing every interval.
+func newTestLeasesRenewedEvery(t *testing.T, interval time.Duration, objs ...runtime.Object) (*leases, *fake.Clientset) {
 	client := fake.NewClientset(objs...)
-	l := newLeases(client.CoordinationV1(), us, 40*time.Second, 10*time.Second, nil)
+	l := newLeases(client.CoordinationV1(), us, 40*time.Second, interval, nil)
 	t.Cleanup(l.queue.ShutDown)
 	return l, client
 }
@@ -193,5 +198,16 @@ func TestLeaseFree(t *testing.T) {
 		if got := l.free(tc.lease, now); got != tc.free {
 			t.Errorf("%s: free = %v, want %v", name, got, tc.free)
 		}
+	}
+}
+
+// Any positive renew interval works, however short: one of a nanosecond
+// once reached the jitter as an empty range and panicked.
+func TestLeaseRenewalOfATinyIntervalIsScheduled(t *testing.T) {
+	l, _ := newTestLeasesRenewedEvery(t, time.Nanosecond)
+	l.want(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName, UID: nodeUID}})
+	l.renew(context.Background(), nodeName)
+	if !l.holds(nodeName) {
+		t.Error("the Lease is not held")
 	}
 }
