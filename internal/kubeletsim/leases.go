@@ -2,6 +2,7 @@ package kubeletsim
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -10,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/rand"
 	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -30,6 +30,9 @@ type leases struct {
 	onAcquired func(node string)
 
 	queue workqueue.TypedDelayingInterface[string]
+	// backoff spaces a node's retries while renewals fail (the API server
+	// is away), so they do not flood it when it returns.
+	backoff workqueue.TypedRateLimiter[string]
 
 	mu      sync.Mutex
 	held    map[string]*coordinationv1.Lease // our current copy of each held lease
@@ -45,6 +48,7 @@ func newLeases(client coordinationclient.LeasesGetter, holder string, duration, 
 		interval:   interval,
 		onAcquired: onAcquired,
 		queue:      workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "leases"}),
+		backoff:    workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, interval),
 		held:       map[string]*coordinationv1.Lease{},
 		wanted:     map[string]types.UID{},
 		stopped:    map[string]bool{},
@@ -127,6 +131,7 @@ func (l *leases) renew(ctx context.Context, name string) {
 	stopped := l.stopped[name]
 	l.mu.Unlock()
 	if !wanted || stopped {
+		l.backoff.Forget(name)
 		return // setStopped(false) queues it again
 	}
 	wasHeld := lease != nil
@@ -139,20 +144,23 @@ func (l *leases) renew(ctx context.Context, name string) {
 		l.held[name] = next
 	} // on an error our copy stays, to be renewed on the retry
 	l.mu.Unlock()
-	switch {
-	case err != nil:
-		klog.V(2).InfoS("lease renewal failed", "node", name, "err", err)
-		l.queue.AddAfter(name, time.Second)
-	case next == nil:
+	if err != nil {
+		retry := l.backoff.When(name)
+		klog.V(2).InfoS("lease renewal failed", "node", name, "err", err, "retry", retry)
+		l.queue.AddAfter(name, retry)
+		return
+	}
+	l.backoff.Forget(name)
+	if next == nil {
 		// Another holder has it: look again once it could have lapsed.
 		l.queue.AddAfter(name, l.duration)
-	default:
-		if !wasHeld && l.onAcquired != nil {
-			l.onAcquired(name)
-		}
-		// Jitter spreads renewals evenly instead of in bursts.
-		l.queue.AddAfter(name, l.interval-time.Duration(rand.Int63nRange(0, int64(l.interval)/5)))
+		return
 	}
+	if !wasHeld && l.onAcquired != nil {
+		l.onAcquired(name)
+	}
+	// Jitter spreads renewals evenly instead of in bursts.
+	l.queue.AddAfter(name, l.interval-rand.N(l.interval/5+1))
 }
 
 // write renews lease (our copy, or nil) or takes it over if it is free or

@@ -3,6 +3,7 @@ package kubeletsim
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 )
 
@@ -24,8 +26,13 @@ const (
 
 // newTestLeases is a leases of holder us over a fake clientset holding objs.
 func newTestLeases(t *testing.T, objs ...runtime.Object) (*leases, *fake.Clientset) {
+	return newTestLeasesRenewedEvery(t, 10*time.Second, objs...)
+}
+
+// newTestLeasesRenewedEvery is newTestLeases, renewing every interval.
+func newTestLeasesRenewedEvery(t *testing.T, interval time.Duration, objs ...runtime.Object) (*leases, *fake.Clientset) {
 	client := fake.NewClientset(objs...)
-	l := newLeases(client.CoordinationV1(), us, 40*time.Second, 10*time.Second, nil)
+	l := newLeases(client.CoordinationV1(), us, 40*time.Second, interval, nil)
 	t.Cleanup(l.queue.ShutDown)
 	return l, client
 }
@@ -193,5 +200,51 @@ func TestLeaseFree(t *testing.T) {
 		if got := l.free(tc.lease, now); got != tc.free {
 			t.Errorf("%s: free = %v, want %v", name, got, tc.free)
 		}
+	}
+}
+
+// Any positive renew interval works, however short: one of a nanosecond
+// once reached the jitter as an empty range and panicked.
+func TestLeaseRenewalOfATinyIntervalIsScheduled(t *testing.T) {
+	l, _ := newTestLeasesRenewedEvery(t, time.Nanosecond)
+	l.want(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName, UID: nodeUID}})
+	l.renew(context.Background(), nodeName)
+	if !l.holds(nodeName) {
+		t.Error("the Lease is not held")
+	}
+}
+
+// While the API server fails, a node's renewals back off from 1s to the
+// renew interval, not every second; one success brings back the usual
+// interval, and the next failure starts again from 1s.
+func TestLeaseRenewalsBackOffWhileTheyFail(t *testing.T) {
+	l, client := newTestLeases(t)
+	queue := &delayQueue{TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+	t.Cleanup(queue.ShutDown)
+	l.queue = queue
+	failing := true
+	client.PrependReactor("*", "leases", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if failing {
+			return true, nil, errors.New("connection refused")
+		}
+		return false, nil, nil
+	})
+	l.want(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName, UID: nodeUID}})
+	for range 6 {
+		l.renew(context.Background(), nodeName)
+	}
+	s := time.Second
+	if want := []time.Duration{s, 2 * s, 4 * s, 8 * s, 10 * s, 10 * s}; !slices.Equal(queue.waits, want) {
+		t.Fatalf("retried after %v, want %v", queue.waits, want)
+	}
+	failing = false
+	l.renew(context.Background(), nodeName)
+	if next := queue.waits[6]; next < 8*s || next > 10*s {
+		t.Errorf("renewed, then again after %s, want the usual 8-10s", next)
+	}
+	failing = true
+	l.renew(context.Background(), nodeName)
+	if retry := queue.waits[7]; retry != s {
+		t.Errorf("failed again, retried after %s, want 1s", retry)
 	}
 }

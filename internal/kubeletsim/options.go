@@ -1,6 +1,7 @@
 package kubeletsim
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -84,6 +85,23 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.StageSet, "stages", o.StageSet, "built-in stage set: "+strings.Join(stage.Sets, " or ")+"; the cluster's Stage objects add to it")
 	fs.StringVar(&o.PodIPRange, "pod-ip-range", o.PodIPRange, "CIDR for pods on nodes without spec.podCIDR")
 	fs.IntVar(&o.KubeletPort, "kubelet-port", o.KubeletPort, "port simulated nodes advertise for their kubelet")
+}
+
+// Validate checks the options a simulator cannot run with; errors name
+// the flag.
+func (o *Options) Validate() error {
+	switch {
+	case o.LeaseDuration < time.Second:
+		// Leases count in whole seconds.
+		return errors.New("--node-lease-duration: must be at least 1s, e.g. 40s")
+	case o.LeaseRenewInterval <= 0:
+		return errors.New("--node-lease-renew-interval: must be positive, e.g. 10s")
+	case o.LeaseRenewInterval >= o.LeaseDuration:
+		return fmt.Errorf("--node-lease-renew-interval: must be shorter than --node-lease-duration (%s), e.g. a quarter of it", o.LeaseDuration)
+	case o.KubeletPort < 1 || o.KubeletPort > 65535:
+		return fmt.Errorf("--kubelet-port: must be 1-65535, e.g. %d", DefaultKubeletPort)
+	}
+	return nil
 }
 
 // nodeFilter decides which nodes are candidates to manage.

@@ -3,6 +3,7 @@ package kubeletsim
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -53,6 +54,7 @@ type runner struct {
 	queue     workqueue.TypedRateLimitingInterface[string]
 	recorder  record.EventRecorder
 	clock     clock.PassiveClock // when delays end; a fake one in tests
+	faulted   reportedVersions   // Stages reported for running past their limits
 
 	mu sync.Mutex
 	// due is the stage each waiting object is scheduled for, and when.
@@ -149,13 +151,30 @@ func (r *runner) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer r.queue.Done(key)
-	if err := r.sync(ctx, key); err != nil {
+	if err := r.syncRecovering(ctx, key); err != nil {
 		utilruntime.HandleErrorWithContext(ctx, err, "stage failed", "kind", r.kind.name(), "key", key)
 		r.queue.AddRateLimited(key)
 		return true
 	}
 	r.queue.Forget(key)
 	return true
+}
+
+// syncRecovering is sync, with a panic (a bad Stage, a bug) made the
+// object's error, reported with its stack: one object must never take
+// the simulator down.
+func (r *runner) syncRecovering(ctx context.Context, key string) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+			if obj, ok := r.kind.get(key); ok {
+				r.warn(obj, obj, "StageFailed", err, "stack", string(debug.Stack()))
+			} else {
+				klog.ErrorS(err, "stage", "kind", r.kind.name(), "key", key, "stack", string(debug.Stack()))
+			}
+		}
+	}()
+	return r.sync(ctx, key)
 }
 
 // sync brings one object one step along its lifecycle, if one is due.
@@ -180,7 +199,8 @@ func (r *runner) step(ctx context.Context, key string, obj runtime.Object, depth
 	if err != nil {
 		return err
 	}
-	st := r.lifecycle.Load().Match(m)
+	st, faults := r.lifecycle.Load().Match(m)
+	r.reportFaults(obj, faults...)
 	if st == nil {
 		r.forget(key)
 		return nil
@@ -188,11 +208,16 @@ func (r *runner) step(ctx context.Context, key string, obj runtime.Object, depth
 	now := r.clock.Now()
 	r.mu.Lock()
 	s, ok := r.due[key]
-	if !ok || s.stage != st.Name || s.revision != st.Revision {
-		s = scheduled{stage: st.Name, revision: st.Revision, at: now.Add(st.Delay(m, now))}
-		r.due[key] = s
-	}
 	r.mu.Unlock()
+	if !ok || s.stage != st.Name || s.revision != st.Revision {
+		// Outside the lock: delay expressions may take a while.
+		delay, fault := st.Delay(m, now)
+		r.reportFaults(obj, fault)
+		s = scheduled{stage: st.Name, revision: st.Revision, at: now.Add(delay)}
+		r.mu.Lock()
+		r.due[key] = s
+		r.mu.Unlock()
+	}
 	if wait := s.at.Sub(now); wait > 0 {
 		r.queue.AddAfter(key, wait)
 		return nil
@@ -203,7 +228,7 @@ func (r *runner) step(ctx context.Context, key string, obj runtime.Object, depth
 
 	next, err := r.apply(ctx, obj, m, st)
 	if err != nil {
-		r.warn(obj, "StageFailed", fmt.Errorf("stage %s: %w", st.Name, err))
+		r.warn(obj, obj, "StageFailed", fmt.Errorf("stage %s: %w", st.Name, err))
 		return fmt.Errorf("stage %s: %w", st.Name, err)
 	}
 	if next != nil && st.Spec.ImmediateNextStage && r.kind.managed(next) {
@@ -302,10 +327,11 @@ func resourceVersion(obj runtime.Object) uint64 {
 	return v
 }
 
-// warn reports a stage failing on obj: an Event on the object and a log line.
-func (r *runner) warn(obj runtime.Object, reason string, err error) {
-	klog.ErrorS(err, "stage", "kind", r.kind.name(), "object", klog.KObj(objectMeta(obj)))
-	r.recorder.Event(obj, corev1.EventTypeWarning, reason, err.Error())
+// warn reports a stage failing on obj: a log line, with details if any,
+// and a Warning Event on target (obj itself, or the Stage at fault).
+func (r *runner) warn(obj, target runtime.Object, reason string, err error, details ...any) {
+	klog.ErrorS(err, "stage", append([]any{"kind", r.kind.name(), "object", klog.KObj(objectMeta(obj))}, details...)...)
+	r.recorder.Event(target, corev1.EventTypeWarning, reason, err.Error())
 }
 
 func objectMeta(obj runtime.Object) klog.KMetadata {

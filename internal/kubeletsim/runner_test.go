@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"text/template"
 	"time"
@@ -26,11 +27,12 @@ import (
 // cache; a write is recorded and answered with the next resourceVersion,
 // and (as with a real informer) reaches the cache only when the test says.
 type fakePods struct {
-	cache    map[string]*corev1.Pod
-	patches  []stage.Patch
-	removed  []string
-	rv       int
-	patchErr error // what every patch fails with, if set
+	cache      map[string]*corev1.Pod
+	patches    []stage.Patch
+	removed    []string
+	rv         int
+	patchErr   error // what every patch fails with, if set
+	patchPanic any   // what every patch panics with, if set
 }
 
 func (k *fakePods) name() string { return "Pod" }
@@ -47,6 +49,9 @@ func (k *fakePods) keys() []string                        { return slices.Sorted
 
 func (k *fakePods) patch(_ context.Context, obj runtime.Object, p stage.Patch) (runtime.Object, error) {
 	k.patches = append(k.patches, p)
+	if k.patchPanic != nil {
+		panic(k.patchPanic)
+	}
 	if k.patchErr != nil {
 		return nil, k.patchErr
 	}
@@ -80,18 +85,12 @@ func pendingPod(resourceVersion string) *corev1.Pod {
 	}
 }
 
-// podStage compiles a Pod stage for pending pods with the given delay and
-// next, as revision.
-func podStage(t *testing.T, delay, next, revision string) *stage.Lifecycle {
+// userStage compiles a Pod Stage object named name, of spec (YAML
+// indented by two spaces, less the resourceRef), as version revision.
+func userStage(t *testing.T, name, spec, revision string) *stage.Stage {
 	t.Helper()
-	s, err := stage.Parse([]byte(`apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata: {name: pod-ready}
-spec:
-  resourceRef: {apiGroup: v1, kind: Pod}
-  delay: ` + delay + `
-  selector: {matchExpressions: [{key: .status.phase, operator: In, values: [Pending]}]}
-  next: ` + next))
+	s, err := stage.Parse([]byte("apiVersion: kwok.x-k8s.io/v1alpha1\nkind: Stage\nmetadata: {name: " + name + "}\n" +
+		"spec:\n  resourceRef: {apiGroup: v1, kind: Pod}\n" + spec))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,8 +98,26 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Revision = revision
-	return stage.NewLifecycle("", "Pod", []*stage.Stage{c})
+	c.Revision, c.UID = revision, types.UID("uid-"+name)
+	return c
+}
+
+// readyStage is a stage named pod-ready for pending pods with the given
+// delay and next, as revision.
+func readyStage(t *testing.T, delay, next, revision string) *stage.Stage {
+	t.Helper()
+	return userStage(t, "pod-ready", "  delay: "+delay+"\n"+
+		"  selector: {matchExpressions: [{key: .status.phase, operator: In, values: [Pending]}]}\n  next: "+next+"\n", revision)
+}
+
+// podStage is a lifecycle of readyStage alone.
+func podStage(t *testing.T, delay, next, revision string) *stage.Lifecycle {
+	t.Helper()
+	return podLifecycle(readyStage(t, delay, next, revision))
+}
+
+func podLifecycle(stages ...*stage.Stage) *stage.Lifecycle {
+	return stage.NewLifecycle("", "Pod", stages)
 }
 
 const runningNext = `{statusTemplate: "phase: Running"}`
@@ -136,6 +153,19 @@ func (r testRunner) syncAfter(t *testing.T, d time.Duration, wantPatches int, wh
 	}
 	if len(r.pods.patches) != wantPatches {
 		t.Fatalf("%s: %d patches sent, want %d", when, len(r.pods.patches), wantPatches)
+	}
+}
+
+// recorded drains the Events recorded so far.
+func (r testRunner) recorded() []string {
+	var out []string
+	for {
+		select {
+		case e := <-r.events.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
 	}
 }
 
@@ -200,13 +230,8 @@ func TestRunnerCarriesOutADeletePlan(t *testing.T) {
 	pod.Finalizers = []string{"example.com/hold"}
 	r := newTestRunner(t, podStage(t, "{}", `{event: {reason: Gone, message: bye}, finalizers: {empty: true}, delete: true}`, "1"), pod)
 	r.syncAfter(t, 0, 1, "deleting")
-	select {
-	case got := <-r.events.Events:
-		if got != "Normal Gone bye" {
-			t.Errorf("event %q, want Normal Gone bye", got)
-		}
-	default:
-		t.Error("no event recorded")
+	if got := r.recorded(); !slices.Equal(got, []string{"Normal Gone bye"}) {
+		t.Errorf("events %q, want Normal Gone bye", got)
 	}
 	if !slices.Equal(r.pods.removed, []string{"p"}) {
 		t.Errorf("removed %v, want p", r.pods.removed)
@@ -236,5 +261,91 @@ func TestExecuteStopsWritingWhenTheObjectIsGone(t *testing.T) {
 			t.Errorf("%d patches and %d deletes sent, want %d and %d",
 				len(r.pods.patches), len(r.pods.removed), tc.wantPatches, tc.wantRemoved)
 		}
+	}
+}
+
+// A Stage whose selector runs forever is no match: the pod goes on by the
+// other stages at once, nothing is retried, and the Stage gets one
+// StageFailed Event however many objects it meets.
+func TestRunnerReportsAnEndlessSelectorOnceOnItsStage(t *testing.T) {
+	endless := userStage(t, "endless", "  selector: {matchExpressions: [{key: 'def f: f; f', operator: Exists}]}\n"+
+		"  next: {statusTemplate: 'phase: Failed'}\n", "1")
+	r := newTestRunner(t, podLifecycle(endless, readyStage(t, "{}", runningNext, "1")), pendingPod("5"))
+	r.events.IncludeObject = true
+	r.syncAfter(t, 0, 1, "first pod")
+	if p := string(r.pods.patches[0].Data); p != `{"status":{"phase":"Running"}}` {
+		t.Errorf("patched %s, want pod-ready's Running", p)
+	}
+	events := r.recorded()
+	if len(events) != 1 || !strings.HasPrefix(events[0], "Warning StageFailed stage endless: spec.selector.matchExpressions[0].key:") ||
+		!strings.HasSuffix(events[0], "involvedObject{kind=Stage,apiVersion=kwok.x-k8s.io/v1alpha1}") {
+		t.Fatalf("events %q, want one StageFailed on Stage endless naming its key", events)
+	}
+	r.pods.cache[podKey] = pendingPod("11") // another pending pod the Stage meets
+	r.syncAfter(t, 0, 2, "second pod")
+	if events := r.recorded(); len(events) != 0 {
+		t.Errorf("events %q, want the Stage reported once", events)
+	}
+	if r.delays.Len() != 0 || len(r.delays.waits) != 0 {
+		t.Errorf("%d queued, re-queued after %v; want nothing retried", r.delays.Len(), r.delays.waits)
+	}
+}
+
+// A render past the cap fails the stage: the pod is left as it is, with a
+// StageFailed Event saying why.
+func TestRunnerLeavesAnObjectAsItIsWhenItsRenderIsTooLarge(t *testing.T) {
+	r := newTestRunner(t, podStage(t, "{}", `{statusTemplate: '{{ repeat 50000000 "x" }}'}`, "1"), pendingPod("5"))
+	if err := r.sync(context.Background(), podKey); err == nil || !strings.Contains(err.Error(), "past the limit") {
+		t.Errorf("sync: %v, want the render past the limit", err)
+	}
+	if len(r.pods.patches) != 0 {
+		t.Errorf("%d patches sent, want the pod left as it is", len(r.pods.patches))
+	}
+	if events := r.recorded(); len(events) != 1 || !strings.HasPrefix(events[0], "Warning StageFailed stage pod-ready: statusTemplate:") ||
+		!strings.Contains(events[0], "past the limit") {
+		t.Errorf("events %q, want one StageFailed on the pod naming the limit", events)
+	}
+}
+
+// A panic while an object is synced (a bad Stage, a bug) is that object's
+// error: a StageFailed Event, a retry later, and the worker goes on.
+func TestRunnerRecoversAPanicPerObject(t *testing.T) {
+	r := newTestRunner(t, podStage(t, "{}", runningNext, "1"), pendingPod("5"))
+	r.pods.patchPanic = "boom"
+	r.queue.Add(podKey)
+	if !r.processNext(context.Background()) {
+		t.Fatal("the worker stopped")
+	}
+	if events := r.recorded(); !slices.Equal(events, []string{"Warning StageFailed panic: boom"}) {
+		t.Errorf("events %q, want one StageFailed naming the panic", events)
+	}
+	if n := r.queue.NumRequeues(podKey); n != 1 {
+		t.Errorf("requeued %d times, want a retry later", n)
+	}
+}
+
+// A pod stuck behind a bad Stage (one that sorts first and takes it)
+// moves on once the Stage is deleted: nothing of it lingers.
+func TestDeletingABadStageFreesThePodsStuckBehindIt(t *testing.T) {
+	for name, bad := range map[string]string{
+		"a render past the cap": `  next: {statusTemplate: '{{ repeat 50000000 "x" }}'}` + "\n",
+		"a delay of a year":     "  delay: {durationMilliseconds: 31536000000}\n  next: {statusTemplate: 'phase: Failed'}\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			ready := readyStage(t, "{}", runningNext, "1")
+			r := newTestRunner(t, podLifecycle(userStage(t, "a-bad", bad, "1"), ready), pendingPod("5"))
+			for range 3 {
+				_ = r.sync(context.Background(), podKey) // fails or waits
+				r.fakeClock.Step(time.Hour)
+			}
+			if len(r.pods.patches) != 0 {
+				t.Fatalf("%d patches sent behind the bad Stage, want the pod stuck", len(r.pods.patches))
+			}
+			r.setLifecycle(podLifecycle(ready))
+			if r.delays.Len() != 1 {
+				t.Errorf("%d objects queued once the Stage is gone, want the pod", r.delays.Len())
+			}
+			r.syncAfter(t, 0, 1, "once the bad Stage is gone")
+		})
 	}
 }

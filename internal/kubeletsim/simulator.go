@@ -53,6 +53,9 @@ const podsByNodeIndex = "node"
 
 // Run simulates until ctx ends.
 func Run(ctx context.Context, opts Options) error {
+	if err := opts.Validate(); err != nil {
+		return err
+	}
 	if opts.Config == nil {
 		cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,8 +34,7 @@ type stageWatcher struct {
 	apply    func([]*stage.Stage) error
 	queue    workqueue.TypedRateLimitingInterface[string]
 
-	mu     sync.Mutex
-	warned map[string]string // stage name → the resourceVersion reported broken
+	invalid reportedVersions
 }
 
 const rebuildKey = "stages"
@@ -51,7 +49,6 @@ func newStageWatcher(factory dynamicinformer.DynamicSharedInformerFactory, built
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 30*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "stages"}),
-		warned: map[string]string{},
 	}
 	_, err := w.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { w.queue.Add(rebuildKey) },
@@ -111,16 +108,12 @@ func compileStage(u *unstructured.Unstructured) (*stage.Stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	compiled.Revision = u.GetResourceVersion()
+	compiled.Revision, compiled.UID = u.GetResourceVersion(), u.GetUID()
 	return compiled, nil
 }
 
 func (w *stageWatcher) warnOnce(u *unstructured.Unstructured, err error) {
-	w.mu.Lock()
-	seen := w.warned[u.GetName()] == u.GetResourceVersion()
-	w.warned[u.GetName()] = u.GetResourceVersion()
-	w.mu.Unlock()
-	if seen {
+	if !w.invalid.first(u.GetName(), u.GetResourceVersion()) {
 		return
 	}
 	klog.ErrorS(err, "stage left out", "stage", u.GetName())

@@ -8,14 +8,20 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// compileYAML compiles a Stage manifest's spec, given as YAML.
-func compileYAML(t *testing.T, spec string) *Stage {
-	t.Helper()
+// compileSpec compiles a Stage manifest named test of the given spec, as
+// YAML indented by two spaces.
+func compileSpec(spec string) (*Stage, error) {
 	s, err := Parse([]byte("apiVersion: kwok.x-k8s.io/v1alpha1\nkind: Stage\nmetadata: {name: test}\nspec:\n" + spec))
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	c, err := Compile(s)
+	return Compile(s)
+}
+
+// compileYAML is compileSpec, for specs that must compile.
+func compileYAML(t *testing.T, spec string) *Stage {
+	t.Helper()
+	c, err := compileSpec(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,30 +38,37 @@ func (l *Lifecycle) Stages() []*Stage { return l.stages }
 
 // Match returns the stage obj is in: of the stages whose selector matches,
 // one drawn at random by weight (if no match has weight, the first by
-// name), or nil if none matches.
-func (l *Lifecycle) Match(obj map[string]any) *Stage {
+// name), or nil if none matches. Faults are the stages whose expressions
+// ran past their limit on obj: there they counted as no match (or, for a
+// weight, no value).
+func (l *Lifecycle) Match(obj map[string]any) (*Stage, []*Fault) {
 	var matched []*Stage
-	var weights []int
-	total := 0
+	var weights []int64
+	var total int64
+	var faults []*Fault
 	for _, s := range l.stages {
-		if !s.Matches(obj) {
-			continue
+		ok, err := s.selector.matches(obj)
+		if ok {
+			var w int64
+			w, err = s.weight(obj)
+			matched, weights, total = append(matched, s), append(weights, w), total+w
 		}
-		w := max(s.weight(obj), 0)
-		matched, weights, total = append(matched, s), append(weights, w), total+w
+		if err != nil {
+			faults = append(faults, s.fault(err))
+		}
 	}
 	if len(matched) == 0 {
-		return nil
+		return nil, faults
 	}
 	if total == 0 {
-		return matched[0]
+		return matched[0], faults
 	}
 	n := rand.N(total)
 	for i, w := range weights {
 		if n < w {
-			return matched[i]
+			return matched[i], faults
 		}
 		n -= w
 	}
-	return matched[len(matched)-1]
+	return matched[len(matched)-1], faults
 }

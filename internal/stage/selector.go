@@ -1,12 +1,8 @@
 package stage
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
-
-	"github.com/itchyny/gojq"
 
 	"github.com/kubesim/kubesim/apis/kwok/v1alpha1"
 )
@@ -19,7 +15,7 @@ type selector struct {
 }
 
 type requirement struct {
-	key    *gojq.Code
+	key    *expr
 	op     v1alpha1.SelectorOperator
 	values []string
 }
@@ -43,61 +39,55 @@ func compileSelector(s *v1alpha1.StageSelector) (*selector, error) {
 		default:
 			return nil, fmt.Errorf("%s.operator: %q is not one of In, NotIn, Exists, DoesNotExist", field, r.Operator)
 		}
-		code, err := compileJQ(r.Key)
+		key, err := compileExpr(field+".key", r.Key)
 		if err != nil {
-			return nil, fmt.Errorf("%s.key: %w", field, err)
+			return nil, err
 		}
-		out.exprs = append(out.exprs, requirement{key: code, op: r.Operator, values: r.Values})
+		out.exprs = append(out.exprs, requirement{key: key, op: r.Operator, values: r.Values})
 	}
 	return out, nil
 }
 
-func (s *selector) matches(obj map[string]any) bool {
+// matches reports whether obj is selected. An expression that runs past
+// its limit counts as no match, and is returned.
+func (s *selector) matches(obj map[string]any) (bool, error) {
 	meta, _ := obj["metadata"].(map[string]any)
 	if !mapContains(meta["labels"], s.labels) || !mapContains(meta["annotations"], s.annotations) {
-		return false
+		return false, nil
 	}
 	for _, r := range s.exprs {
-		if !r.matches(obj) {
-			return false
+		if ok, err := r.matches(obj); !ok {
+			return false, err
 		}
 	}
-	return true
+	return true, nil
 }
 
 // matches applies the operator to every value the key expression yields
 // before it ends or fails: In wants one of them among Values, NotIn none;
-// Exists wants a non-null one, DoesNotExist none.
-func (r requirement) matches(obj map[string]any) bool {
+// Exists wants a non-null one, DoesNotExist none. Running past the limit
+// is no match, whatever the operator.
+func (r requirement) matches(obj map[string]any) (bool, error) {
 	found, present := false, false
-	iter := r.key.Run(obj)
-	for {
-		v, ok := iter.Next()
-		if !ok {
-			break
+	err := r.key.each(obj, func(v any) bool {
+		if v != nil {
+			present = true
+			found = found || slices.Contains(r.values, toString(v))
 		}
-		if _, isErr := v.(error); isErr {
-			// A path into what is not there (.status.conditions[] of a
-			// new node) yields nothing more, as KWOK's stages expect.
-			break
-		}
-		if v == nil {
-			continue
-		}
-		present = true
-		if slices.Contains(r.values, toString(v)) {
-			found = true
-		}
+		return true
+	})
+	if err != nil {
+		return false, err
 	}
 	switch r.op {
 	case v1alpha1.SelectorOpIn:
-		return found
+		return found, nil
 	case v1alpha1.SelectorOpNotIn:
-		return !found
+		return !found, nil
 	case v1alpha1.SelectorOpExists:
-		return present
+		return present, nil
 	default:
-		return !present
+		return !present, nil
 	}
 }
 
@@ -112,74 +102,4 @@ func mapContains(m any, want map[string]string) bool {
 		}
 	}
 	return true
-}
-
-func compileJQ(src string) (*gojq.Code, error) {
-	q, err := gojq.Parse(src)
-	if err != nil {
-		return nil, fmt.Errorf("jq expression %q: %w", src, err)
-	}
-	code, err := gojq.Compile(q)
-	if err != nil {
-		return nil, fmt.Errorf("jq expression %q: %w", src, err)
-	}
-	return code, nil
-}
-
-// firstString is the first non-null value the expression yields, as a string.
-func firstString(code *gojq.Code, obj map[string]any) (string, bool) {
-	iter := code.Run(obj)
-	for {
-		v, ok := iter.Next()
-		if !ok {
-			return "", false
-		}
-		if _, isErr := v.(error); isErr {
-			return "", false
-		}
-		if v != nil {
-			return toString(v), true
-		}
-	}
-}
-
-func toString(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case int:
-		return strconv.Itoa(v)
-	case bool:
-		return strconv.FormatBool(v)
-	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	default:
-		data, _ := json.Marshal(v)
-		return string(data)
-	}
-}
-
-// Normalize makes an object from runtime.DefaultUnstructuredConverter fit
-// for jq, which knows int but not int64, in place.
-func Normalize(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, e := range v {
-			v[k] = Normalize(e)
-		}
-		return v
-	case []any:
-		for i, e := range v {
-			v[i] = Normalize(e)
-		}
-		return v
-	case int64:
-		return int(v)
-	case int32:
-		return int(v)
-	case float32:
-		return float64(v)
-	default:
-		return v
-	}
 }

@@ -10,7 +10,7 @@ import (
 // matchName is the name of the stage o is in, "" if none.
 func matchName(t *testing.T, l *Lifecycle, o map[string]any) string {
 	t.Helper()
-	s := l.Match(o)
+	s := match(t, l, o)
 	if s == nil {
 		return ""
 	}
@@ -21,7 +21,7 @@ func matchName(t *testing.T, l *Lifecycle, o map[string]any) string {
 // a strategic merge patch would for the fields the stages write.
 func advance(t *testing.T, l *Lifecycle, o map[string]any, want string) {
 	t.Helper()
-	s := l.Match(o)
+	s := match(t, l, o)
 	if s == nil || s.Name != want {
 		t.Fatalf("object in stage %v, want %s (status %v)", s, want, o["status"])
 	}
@@ -56,9 +56,9 @@ func TestRealisticPodGoesThroughCreateInitAndReadyWithDelays(t *testing.T) {
 	l := setLifecycle(t, "realistic", "Pod")
 	o := obj(t, pendingPod)
 	for _, name := range []string{"pod-create", "pod-init-containers", "pod-ready"} {
-		s := l.Match(o)
+		s := match(t, l, o)
 		if s != nil {
-			if d := s.Delay(o, time.Now()); d < time.Second || d > 3*time.Second {
+			if d := delay(t, s, o); d < time.Second || d > 3*time.Second {
 				t.Errorf("%s delay %s, want 1-3s", s.Name, d)
 			}
 		}
@@ -82,12 +82,12 @@ func TestRealisticDeleteNeverOutlastsGracePeriod(t *testing.T) {
 metadata: {name: d, uid: u4, deletionTimestamp: "2026-01-01T00:00:00Z", deletionGracePeriodSeconds: 1}
 status: {phase: Running}
 `)
-	s := l.Match(o)
+	s := match(t, l, o)
 	if s == nil || s.Name != "pod-delete" {
 		t.Fatalf("matched %v", s)
 	}
 	for range 50 {
-		if d := s.Delay(o, time.Now()); d < 500*time.Millisecond || d > time.Second {
+		if d := delay(t, s, o); d < 500*time.Millisecond || d > time.Second {
 			t.Fatalf("delete delay %s with a 1s grace period", d)
 		}
 	}
@@ -115,8 +115,8 @@ status: {phase: Pending}
 		if condition(o["status"].(map[string]any), "Ready") != "False" {
 			t.Fatalf("crashed pod Ready")
 		}
-		s := l.Match(o)
-		if d := s.Delay(o, time.Now()); d != time.Second {
+		s := match(t, l, o)
+		if d := delay(t, s, o); d != time.Second {
 			t.Errorf("restart delay %s, want the annotation's 1s", d)
 		}
 		advance(t, l, o, "pod-container-restart")
@@ -132,8 +132,8 @@ status: {phase: Pending}
 	// Without the annotation the back-off is the kubelet's: 10s doubling.
 	delete(o["metadata"].(map[string]any), "annotations")
 	advance(t, l, o, "pod-crash-loop")
-	s := l.Match(o)
-	if d := s.Delay(o, time.Now()); d != 40*time.Second {
+	s := match(t, l, o)
+	if d := delay(t, s, o); d != 40*time.Second {
 		t.Errorf("back-off after 3 restarts %s, want 40s", d)
 	}
 	delete(o["metadata"].(map[string]any), "labels")
@@ -200,7 +200,7 @@ spec:
 	if len(merged) != len(builtin) {
 		t.Fatalf("%d stages after merge, want %d", len(merged), len(builtin))
 	}
-	s := NewLifecycle("", "Pod", merged).Match(obj(t, pendingPod))
+	s := match(t, NewLifecycle("", "Pod", merged), obj(t, pendingPod))
 	if s != c {
 		t.Fatalf("pending pod matched %v, want the user's pod-ready", s)
 	}

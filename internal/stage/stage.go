@@ -5,13 +5,14 @@
 package stage
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/itchyny/gojq"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubesim/kubesim/apis/kwok/v1alpha1"
 )
@@ -24,11 +25,14 @@ type Stage struct {
 	// Revision tells versions of a stage apart: BuiltinRevision, or a
 	// Stage object's resourceVersion.
 	Revision string
+	// UID is the Stage object's, to report its faults on; empty for
+	// built-in stages.
+	UID types.UID
 
 	selector       *selector
-	weightFrom     *gojq.Code
-	durationFrom   *gojq.Code
-	jitterFrom     *gojq.Code
+	weightFrom     *expr
+	durationFrom   *expr
+	jitterFrom     *expr
 	statusTemplate *renderer
 	patches        []patch
 }
@@ -59,8 +63,8 @@ func Compile(s *v1alpha1.Stage) (*Stage, error) {
 		if e.src == nil || e.src.ExpressionFrom == "" {
 			continue
 		}
-		if *e.dst, err = compileJQ(e.src.ExpressionFrom); err != nil {
-			return nil, fmt.Errorf("stage %s: %s: %w", s.Name, e.field, err)
+		if *e.dst, err = compileExpr(e.field, e.src.ExpressionFrom); err != nil {
+			return nil, fmt.Errorf("stage %s: %w", s.Name, err)
 		}
 	}
 	if t := s.Spec.Next.StatusTemplate; t != "" {
@@ -83,61 +87,83 @@ func Compile(s *v1alpha1.Stage) (*Stage, error) {
 type exprField struct {
 	field string
 	src   *v1alpha1.ExpressionFromSource
-	dst   **gojq.Code
+	dst   **expr
 }
 
-// Matches reports whether obj (an object as JSON-like maps) is selected.
-func (s *Stage) Matches(obj map[string]any) bool {
-	return s.selector.matches(obj)
-}
+// maxWeight bounds stage weights, so no number of stages can overflow
+// their sum.
+const maxWeight = 1 << 20
 
-// weight is the stage's weight for obj: weightFrom if it yields a number.
-func (s *Stage) weight(obj map[string]any) int {
+// weight is the stage's weight for obj, in [0, maxWeight]: weightFrom if
+// it yields a number, else the fixed weight.
+func (s *Stage) weight(obj map[string]any) (int64, error) {
+	w := int64(s.Spec.Weight)
+	var err error
 	if s.weightFrom != nil {
-		if v, ok := firstString(s.weightFrom, obj); ok {
-			if w, err := strconv.Atoi(v); err == nil {
-				return w
-			}
+		var v string
+		v, err = s.weightFrom.first(obj)
+		if n, parseErr := strconv.ParseInt(v, 10, 64); parseErr == nil {
+			w = n
 		}
 	}
-	return s.Spec.Weight
+	return min(max(w, 0), maxWeight), err
 }
 
-// Delay returns how long to wait before applying the stage to obj.
-func (s *Stage) Delay(obj map[string]any, now time.Time) time.Duration {
+// Delay returns how long to wait before applying the stage to obj, and a
+// fault if an expression of it ran past its limit (and so counted as no
+// value) on obj.
+func (s *Stage) Delay(obj map[string]any, now time.Time) (time.Duration, *Fault) {
 	d := s.Spec.Delay
 	if d == nil {
-		return 0
+		return 0, nil
 	}
-	base := durationOf(d.DurationMilliseconds, s.durationFrom, obj, now)
-	jitter := durationOf(d.JitterDurationMilliseconds, s.jitterFrom, obj, now)
+	base, baseErr := durationOf(d.DurationMilliseconds, s.durationFrom, obj, now)
+	jitter, jitterErr := durationOf(d.JitterDurationMilliseconds, s.jitterFrom, obj, now)
 	if jitter > base {
-		return base + rand.N(jitter-base)
+		base += rand.N(jitter - base)
 	}
-	return base
+	return base, s.fault(cmp.Or(baseErr, jitterErr))
 }
 
-// durationOf reads a delay: from the expression (a duration such as "5s",
-// a number of milliseconds, or a time to wait until) if it yields one,
+// durationOf reads a delay: from the expression if it yields one,
 // otherwise from the fixed milliseconds.
-func durationOf(ms *int64, expr *gojq.Code, obj map[string]any, now time.Time) time.Duration {
-	if expr != nil {
-		if v, ok := firstString(expr, obj); ok {
-			if d, err := time.ParseDuration(v); err == nil {
-				return max(d, 0)
-			}
-			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-				return max(time.Duration(n)*time.Millisecond, 0)
-			}
-			if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-				return max(t.Sub(now), 0)
-			}
+func durationOf(ms *int64, e *expr, obj map[string]any, now time.Time) (time.Duration, error) {
+	var err error
+	if e != nil {
+		var v string
+		v, err = e.first(obj)
+		if d, ok := parseDelay(v, now); ok {
+			return max(d, 0), nil
 		}
 	}
 	if ms == nil {
-		return 0
+		return 0, err
 	}
-	return max(time.Duration(*ms)*time.Millisecond, 0)
+	return max(time.Duration(*ms)*time.Millisecond, 0), err
+}
+
+// parseDelay reads the delay an expression yields: a duration such as
+// "5s", a number of milliseconds, or a time to wait until.
+func parseDelay(v string, now time.Time) (time.Duration, bool) {
+	if d, err := time.ParseDuration(v); err == nil {
+		return d, true
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return time.Duration(n) * time.Millisecond, true
+	}
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t.Sub(now), true
+	}
+	return 0, false
+}
+
+// fault is err, an expression of the stage running past its limit, as a
+// Fault; nil if err is.
+func (s *Stage) fault(err error) *Fault {
+	if err == nil {
+		return nil
+	}
+	return &Fault{Stage: s, Err: err}
 }
 
 // ResourceMatches reports whether the stage is for the given group/kind.

@@ -40,6 +40,26 @@ func setLifecycle(t *testing.T, set, kind string) *Lifecycle {
 	return NewLifecycle("", kind, stages)
 }
 
+// match is the stage o is in, failing t on faults.
+func match(t *testing.T, l *Lifecycle, o map[string]any) *Stage {
+	t.Helper()
+	s, faults := l.Match(o)
+	if len(faults) != 0 {
+		t.Fatalf("faults: %v", faults)
+	}
+	return s
+}
+
+// delay is s's delay for o from now, failing t on a fault.
+func delay(t *testing.T, s *Stage, o map[string]any) time.Duration {
+	t.Helper()
+	d, fault := s.Delay(o, time.Now())
+	if fault != nil {
+		t.Fatal(fault)
+	}
+	return d
+}
+
 var testFuncs = template.FuncMap{
 	"NodeIP":   func() string { return "10.64.0.1" },
 	"NodeName": func() string { return "node-000000" },
@@ -91,7 +111,7 @@ status: {phase: Pending}
 func TestPendingPodBecomesReadyWithAnIP(t *testing.T) {
 	l := builtinLifecycle(t, "Pod")
 	o := obj(t, pendingPod)
-	s := l.Match(o)
+	s := match(t, l, o)
 	if s == nil || s.Name != "pod-ready" {
 		t.Fatalf("pending pod matched %v, want pod-ready", s)
 	}
@@ -116,7 +136,7 @@ spec: {nodeName: node-000000, containers: [{name: c, image: nginx}]}
 status: {phase: Pending, conditions: [{type: PodScheduled, status: "True"}]}
 `)
 	o["spec"].(map[string]any)["readinessGates"] = []any{map[string]any{"conditionType": "example.com/gate"}}
-	s := l.Match(o)
+	s := match(t, l, o)
 	st := statusOf(t, s, o)
 	if condition(st, "Ready") != "False" {
 		t.Fatalf("Ready with an unmet gate: %v", st["conditions"])
@@ -133,11 +153,11 @@ status:
   - {type: Ready, status: "False"}
   - {type: example.com/gate, status: "False"}
 `)
-	if s := l.Match(running); s != nil {
+	if s := match(t, l, running); s != nil {
 		t.Fatalf("running pod with unmet gate matched %v", s.Name)
 	}
 	running["status"].(map[string]any)["conditions"].([]any)[1].(map[string]any)["status"] = "True"
-	s = l.Match(running)
+	s = match(t, l, running)
 	if s == nil || s.Name != "pod-readiness-gates" {
 		t.Fatalf("gate met: matched %v, want pod-readiness-gates", s)
 	}
@@ -153,7 +173,7 @@ metadata: {name: j, uid: u2, ownerReferences: [{kind: Job, name: x}]}
 spec: {containers: [{name: c, image: busybox}]}
 status: {phase: Running, startTime: "2026-01-01T00:00:00Z"}
 `)
-	s := l.Match(job)
+	s := match(t, l, job)
 	if s == nil || s.Name != "pod-complete" {
 		t.Fatalf("running Job pod matched %v, want pod-complete", s)
 	}
@@ -166,14 +186,14 @@ status: {phase: Running, startTime: "2026-01-01T00:00:00Z"}
 metadata: {name: r, uid: u3, ownerReferences: [{kind: ReplicaSet, name: x}]}
 status: {phase: Running}
 `)
-	if s := l.Match(rs); s != nil {
+	if s := match(t, l, rs); s != nil {
 		t.Errorf("running ReplicaSet pod matched %s", s.Name)
 	}
 	deleting := obj(t, `
 metadata: {name: d, uid: u4, deletionTimestamp: "2026-01-01T00:00:00Z"}
 status: {phase: Running}
 `)
-	if s := l.Match(deleting); s == nil || s.Name != "pod-delete" || !s.Spec.Next.Delete {
+	if s := match(t, l, deleting); s == nil || s.Name != "pod-delete" || !s.Spec.Next.Delete {
 		t.Errorf("deleting pod matched %v, want pod-delete", s)
 	}
 }
@@ -181,7 +201,7 @@ status: {phase: Running}
 func TestNewNodeInitializesWithDefaultsOrItsOwnCapacity(t *testing.T) {
 	l := builtinLifecycle(t, "Node")
 	n := obj(t, `metadata: {name: node-000000, creationTimestamp: "2026-01-01T00:00:00Z"}`)
-	s := l.Match(n)
+	s := match(t, l, n)
 	if s == nil || s.Name != "node-initialize" {
 		t.Fatalf("new node matched %v", s)
 	}
@@ -204,11 +224,11 @@ status: {capacity: {cpu: "4", memory: 8Gi, pods: "20000"}}
 metadata: {name: n}
 status: {phase: Running, conditions: [{type: Ready, status: "True"}]}
 `)
-	s = l.Match(ready)
+	s = match(t, l, ready)
 	if s == nil || s.Name != "node-heartbeat" {
 		t.Fatalf("ready node matched %v, want node-heartbeat", s)
 	}
-	if d := s.Delay(ready, time.Now()); d < 4*time.Minute || d > 5*time.Minute {
+	if d := delay(t, s, ready); d < 4*time.Minute || d > 5*time.Minute {
 		t.Errorf("heartbeat delay %s, want 4-5m", d)
 	}
 }
@@ -228,13 +248,13 @@ func TestDelayFromExpressionAndJitter(t *testing.T) {
 	}
 	plain := obj(t, `metadata: {name: a}`)
 	for range 50 {
-		if d := s.Delay(plain, time.Now()); d < time.Second || d >= 3*time.Second {
+		if d := delay(t, s, plain); d < time.Second || d >= 3*time.Second {
 			t.Fatalf("delay %s outside [1s,3s)", d)
 		}
 	}
 	annotated := obj(t, `metadata: {name: a, annotations: {delay: "2500ms"}}`)
 	for range 50 {
-		if d := s.Delay(annotated, time.Now()); d < 2500*time.Millisecond || d >= 3*time.Second {
+		if d := delay(t, s, annotated); d < 2500*time.Millisecond || d >= 3*time.Second {
 			t.Fatalf("annotated delay %s outside [2.5s,3s)", d)
 		}
 	}
@@ -332,9 +352,9 @@ func BenchmarkPodReady(b *testing.B) {
 	}
 	pod := Normalize(m).(map[string]any)
 	for b.Loop() {
-		st := lc.Match(pod)
-		if st == nil {
-			b.Fatal("no stage matches a pending pod")
+		st, faults := lc.Match(pod)
+		if st == nil || faults != nil {
+			b.Fatalf("a pending pod matched %v with faults %v", st, faults)
 		}
 		if _, err := st.Plan(pod, Traits{}, testFuncs); err != nil {
 			b.Fatal(err)

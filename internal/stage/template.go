@@ -1,7 +1,6 @@
 package stage
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -9,7 +8,6 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/Masterminds/sprig/v3"
 	"sigs.k8s.io/yaml"
 )
 
@@ -21,16 +19,6 @@ var ContextFuncNames = []string{
 	"NodeIP", "NodeName", "NodePort", "NodeConditions", "NodeIPWith", "NodeIPsWith",
 	"PodIP", "PodIPWith", "PodIPsWith", "StartTime", "Version",
 }
-
-// staticFuncs are helpers that depend on nothing but their arguments:
-// sprig's library (dict, list, default, …) and KWOK's own names.
-var staticFuncs = func() template.FuncMap {
-	funcs := sprig.TxtFuncMap()
-	funcs["Now"] = func() string { return time.Now().UTC().Format(time.RFC3339Nano) }
-	funcs["Quote"] = quote
-	funcs["YAML"] = toYAML
-	return funcs
-}()
 
 // unavailableFuncs stand for the context helpers until a render supplies
 // its own.
@@ -105,14 +93,14 @@ func (r *renderer) render(obj map[string]any, funcs template.FuncMap) (json.RawM
 			return nil, err
 		}
 	}
-	var buf bytes.Buffer
-	err := t.Funcs(funcs).Execute(&buf, obj)
+	var out cappedBuffer
+	err := t.Funcs(funcs).Execute(&out, obj)
 	// The next render must not reach this object through its helpers.
 	r.clones.Put(t.Funcs(unavailableFuncs))
 	if err != nil {
 		return nil, err
 	}
-	data, err := yaml.YAMLToJSON(buf.Bytes())
+	data, err := yaml.YAMLToJSON(out.buf.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("rendered text is not YAML: %w", err)
 	}
