@@ -12,6 +12,12 @@ import (
 //go:embed kubelet-sim-clusterrole.yaml
 var KubeletSimClusterRole []byte
 
+// KubeletSimLeasesRole lets the kubelet simulator write node Leases; it is
+// bound in kube-node-lease only.
+//
+//go:embed kubelet-sim-leases-role.yaml
+var KubeletSimLeasesRole []byte
+
 // DeschedulerClusterRole is the RBAC role of the descheduler component.
 //
 //go:embed descheduler-clusterrole.yaml

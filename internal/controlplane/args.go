@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -21,6 +22,20 @@ func ownArgs[O Options](options func(clusterdir.Dir, *v1alpha1.Cluster) O) func(
 
 func pkiPath(d clusterdir.Dir, file string) string { return filepath.Join(d.PKI(), file) }
 
+// etcdCAFile is the CA etcd trusts: its own, or, in a cluster made before
+// etcd had one, the cluster's.
+func etcdCAFile(d clusterdir.Dir) string {
+	if path := pkiPath(d, etcdCAName+".crt"); fileExists(path) {
+		return path
+	}
+	return pkiPath(d, caName+".crt")
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
 func etcdOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *EtcdOptions {
 	return &EtcdOptions{
 		DataDir:       d.Etcd(),
@@ -28,7 +43,7 @@ func etcdOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *EtcdOptions {
 		PeerURL:       EtcdPeerURL(c),
 		CertFile:      pkiPath(d, etcdServerName+".crt"),
 		KeyFile:       pkiPath(d, etcdServerName+".key"),
-		TrustedCAFile: pkiPath(d, caName+".crt"),
+		TrustedCAFile: etcdCAFile(d),
 	}
 }
 
@@ -37,7 +52,7 @@ func apiServerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--bind-address=" + loopback,
 		"--secure-port=" + strconv.Itoa(c.Status.Ports.APIServer),
 		"--etcd-servers=" + EtcdURL(c),
-		"--etcd-cafile=" + pkiPath(d, caName+".crt"),
+		"--etcd-cafile=" + etcdCAFile(d),
 		"--etcd-certfile=" + pkiPath(d, etcdClientName+".crt"),
 		"--etcd-keyfile=" + pkiPath(d, etcdClientName+".key"),
 		"--client-ca-file=" + pkiPath(d, caName+".crt"),

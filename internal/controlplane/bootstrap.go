@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -47,19 +48,25 @@ func bootstrap(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
 	if err != nil {
 		return err
 	}
+	leasesRole, err := embeddedRole(deploy.KubeletSimLeasesRole)
+	if err != nil {
+		return err
+	}
 	deschedulerRole, err := embeddedRole(deploy.DeschedulerClusterRole)
 	if err != nil {
 		return err
 	}
 	for _, b := range []struct {
-		role *rbacv1.ClusterRole
-		user string
+		role      *rbacv1.ClusterRole
+		user      string
+		namespace string // bound there only; "" cluster-wide
 	}{
-		{kubeletSimRole, kubeletSimUser},
-		{anyKindRole, kubeletSimUser},
-		{deschedulerRole, deschedulerUser},
+		{kubeletSimRole, kubeletSimUser, ""},
+		{leasesRole, kubeletSimUser, corev1.NamespaceNodeLease},
+		{anyKindRole, kubeletSimUser, ""},
+		{deschedulerRole, deschedulerUser, ""},
 	} {
-		if err := bindRole(ctx, client, b.role, b.user); err != nil {
+		if err := bindRole(ctx, client, b.role, b.user, b.namespace); err != nil {
 			return err
 		}
 	}
@@ -74,9 +81,10 @@ func embeddedRole(manifest []byte) (*rbacv1.ClusterRole, error) {
 	return role, nil
 }
 
-// bindRole creates (or brings up to date) a ClusterRole and binds it to user.
-func bindRole(ctx context.Context, client kubernetes.Interface, role *rbacv1.ClusterRole, user string) error {
-	roles, bindings := client.RbacV1().ClusterRoles(), client.RbacV1().ClusterRoleBindings()
+// bindRole creates (or brings up to date) a ClusterRole and binds it to
+// user: cluster-wide, or in namespace only if one is given.
+func bindRole(ctx context.Context, client kubernetes.Interface, role *rbacv1.ClusterRole, user, namespace string) error {
+	roles := client.RbacV1().ClusterRoles()
 	if _, err := roles.Create(ctx, role, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
 		current, err := roles.Get(ctx, role.Name, metav1.GetOptions{})
 		if err != nil {
@@ -89,12 +97,18 @@ func bindRole(ctx context.Context, client kubernetes.Interface, role *rbacv1.Clu
 	} else if err != nil {
 		return err
 	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
+	meta := metav1.ObjectMeta{Name: role.Name, Namespace: namespace}
+	ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}
+	subjects := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}
+	var err error
+	if namespace == "" {
+		_, err = client.RbacV1().ClusterRoleBindings().Create(ctx,
+			&rbacv1.ClusterRoleBinding{ObjectMeta: meta, RoleRef: ref, Subjects: subjects}, metav1.CreateOptions{})
+	} else {
+		_, err = client.RbacV1().RoleBindings(namespace).Create(ctx,
+			&rbacv1.RoleBinding{ObjectMeta: meta, RoleRef: ref, Subjects: subjects}, metav1.CreateOptions{})
 	}
-	if _, err := bindings.Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	return nil

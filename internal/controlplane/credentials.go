@@ -19,6 +19,7 @@ import (
 // Names of the key pairs in a cluster's pki/ directory.
 const (
 	caName              = "ca"
+	etcdCAName          = "etcd-ca"
 	etcdServerName      = "etcd-server"
 	etcdClientName      = "apiserver-etcd-client"
 	apiServerName       = "apiserver"
@@ -61,31 +62,44 @@ func WriteCredentials(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	if err != nil {
 		return err
 	}
+	// etcd trusts a CA of its own, as kubeadm's etcd does: no component key
+	// and no client certificate the controller-manager signs (with the
+	// cluster CA) can read etcd directly, past RBAC.
+	etcdCA, err := pki.NewCA("kubesim-" + c.Name + "-etcd-ca")
+	if err != nil {
+		return err
+	}
 	firstServiceIP, err := firstIP(c.Networking.ServiceSubnet)
 	if err != nil {
 		return err
 	}
 	localIPs := []net.IP{net.ParseIP(loopback)}
-	specs := map[string]pki.CertSpec{
-		caName:         {},
-		etcdServerName: {CommonName: "etcd", DNSNames: []string{"localhost"}, IPs: localIPs, Server: true, Client: true},
-		etcdClientName: {CommonName: "kube-apiserver-etcd-client", Client: true},
-		apiServerName: {
+	type issue struct {
+		by   *pki.KeyPair
+		spec pki.CertSpec
+	}
+	certs := map[string]issue{
+		etcdServerName: {etcdCA, pki.CertSpec{CommonName: "etcd", DNSNames: []string{"localhost"}, IPs: localIPs, Server: true, Client: true}},
+		etcdClientName: {etcdCA, pki.CertSpec{CommonName: "kube-apiserver-etcd-client", Client: true}},
+		apiServerName: {ca, pki.CertSpec{
 			CommonName: "kube-apiserver",
 			DNSNames:   []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", kubernetesSvcDomain},
 			IPs:        append(localIPs, firstServiceIP),
 			Server:     true,
-		},
+		}},
 	}
 	for _, id := range clientIdentities {
-		specs[id.file] = pki.CertSpec{CommonName: id.user, Organizations: id.groups, Client: true}
+		certs[id.file] = issue{ca, pki.CertSpec{CommonName: id.user, Organizations: id.groups, Client: true}}
 	}
-	for name, spec := range specs {
-		kp := ca
-		if name != caName {
-			if kp, err = ca.Issue(spec); err != nil {
-				return err
-			}
+	for name, kp := range map[string]*pki.KeyPair{caName: ca, etcdCAName: etcdCA} {
+		if err := kp.Write(d.PKI(), name); err != nil {
+			return fmt.Errorf("writing %s certificate: %w", name, err)
+		}
+	}
+	for name, c := range certs {
+		kp, err := c.by.Issue(c.spec)
+		if err != nil {
+			return err
 		}
 		if err := kp.Write(d.PKI(), name); err != nil {
 			return fmt.Errorf("writing %s certificate: %w", name, err)

@@ -27,7 +27,7 @@ func EtcdClientTLS(d clusterdir.Dir) transport.TLSInfo {
 	return transport.TLSInfo{
 		CertFile:      pkiPath(d, etcdClientName+".crt"),
 		KeyFile:       pkiPath(d, etcdClientName+".key"),
-		TrustedCAFile: pkiPath(d, caName+".crt"),
+		TrustedCAFile: etcdCAFile(d),
 	}
 }
 
