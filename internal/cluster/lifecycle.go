@@ -68,7 +68,7 @@ func (p *Provider) Delete(ctx context.Context, name string) error {
 			return err
 		}
 	}
-	if err := p.removeContext(name); err != nil {
+	if _, err := p.removeContext(name); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(d.Path); err != nil {
