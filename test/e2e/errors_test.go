@@ -49,7 +49,10 @@ func TestBadInput(t *testing.T) {
 		config("badnode2.yaml", "apiVersion: v1\nkind: Node\nspec:\n  podCIDRR: x\n"))
 	e.fails("apiVersion/kind", "scale", "node", "--replicas", "3", "--template",
 		config("pod.yaml", "apiVersion: v1\nkind: Pod\n"))
-	e.fails("nodes: must be 0 or more", "create", "cluster", "--nodes", "-2")
+	e.fails("nodes (--nodes): must be between 0 and 1000000, got -2", "create", "cluster", "--nodes", "-2")
+	e.fails("nodes (--nodes): must be between 0 and 1000000, got 1000001", "create", "cluster", "--nodes", "1000001")
+	e.fails("nodes (--nodes): must be between 0 and 1000000, got 2000000000", "create", "cluster", "--config",
+		config("many.yaml", "apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nnodes: 2000000000\n"))
 
 	// An unwritable kubeconfig is found before anything is made.
 	blocker := config("file", "a file, so nothing can be created beneath it")
