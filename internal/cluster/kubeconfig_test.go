@@ -350,3 +350,47 @@ func mergeUnderFileSizeLimit(home, path string) {
 		fmt.Println("merge failed:", err)
 	}
 }
+
+func TestDeleteOfAGoneClusterRemovesItsContext(t *testing.T) {
+	p, path := writeKubeconfig(t, foreignKubeconfig, 0o600)
+	var out strings.Builder
+	p.Out = &out
+	blue := newTestCluster(t, p, "blue")
+	if err := p.useContext(blue); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(blue.Path); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Delete(context.Background(), "blue"); err != nil {
+		t.Fatalf("deleting a gone cluster whose context is left: %v", err)
+	}
+	if cfg, _ := clientcmd.LoadFromFile(path); cfg.Contexts["kubesim-blue"] != nil || cfg.Clusters["kubesim-blue"] != nil {
+		t.Error("the context of the gone cluster is still there")
+	}
+	if !strings.Contains(out.String(), `removed its leftover context "kubesim-blue"`) {
+		t.Errorf("delete did not say what it did: %q", out.String())
+	}
+	err := p.Delete(context.Background(), "blue")
+	if err == nil || !strings.Contains(err.Error(), `cluster "blue" does not exist`) {
+		t.Errorf("deleting it again = %v, want: does not exist", err)
+	}
+}
+
+// A create that fails after merging its context takes the context out again.
+func TestFailedCreateCleanupRemovesItsContext(t *testing.T) {
+	p, path := writeKubeconfig(t, foreignKubeconfig, 0o600)
+	blue := newTestCluster(t, p, "blue")
+	if err := p.useContext(blue); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.remove(blue); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, _ := clientcmd.LoadFromFile(path); cfg.Contexts["kubesim-blue"] != nil || cfg.CurrentContext == "kubesim-blue" {
+		t.Errorf("after a failed create's cleanup the kubeconfig still has its context: current %q", cfg.CurrentContext)
+	}
+	if _, err := os.Stat(blue.Path); !os.IsNotExist(err) {
+		t.Errorf("the cluster's files are left: %v", err)
+	}
+}

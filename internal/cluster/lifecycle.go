@@ -61,7 +61,7 @@ func (p *Provider) Delete(ctx context.Context, name string) error {
 	}
 	d := clusterdir.For(p.Home, name)
 	if _, err := os.Stat(d.Path); err != nil {
-		return fmt.Errorf("cluster %q does not exist (kubesim get clusters lists them)", name)
+		return p.deleteLeftoverContext(name)
 	}
 	if controlplane.Running(d) {
 		if err := controlplane.Stop(ctx, d); err != nil {
@@ -78,6 +78,20 @@ func (p *Provider) Delete(ctx context.Context, name string) error {
 	return nil
 }
 
+// deleteLeftoverContext removes the context of a cluster that is gone (its
+// files removed by hand, or an older kubesim's failed create), if any.
+func (p *Provider) deleteLeftoverContext(name string) error {
+	removed, err := p.removeContext(name)
+	if err != nil {
+		return err
+	}
+	if !removed {
+		return fmt.Errorf("cluster %q does not exist (kubesim get clusters lists them)", name)
+	}
+	p.logf("Cluster %q does not exist; removed its leftover context %q from %s", name, controlplane.ContextName(name), p.UserKubeconfig())
+	return nil
+}
+
 // DeleteAll deletes every cluster.
 func (p *Provider) DeleteAll(ctx context.Context) error {
 	names, err := clusterdir.List(p.Home)
@@ -91,12 +105,14 @@ func (p *Provider) DeleteAll(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// remove undoes a create that failed: stop whatever started, drop the files.
+// remove undoes a create that failed: stop whatever started, drop the
+// files and the context it may have merged.
 func (p *Provider) remove(d clusterdir.Dir) error {
 	if controlplane.Running(d) {
 		if err := controlplane.Stop(context.Background(), d); err != nil {
 			return err
 		}
 	}
-	return os.RemoveAll(d.Path)
+	_, err := p.removeContext(d.Name)
+	return errors.Join(os.RemoveAll(d.Path), err)
 }
