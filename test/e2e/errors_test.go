@@ -34,6 +34,8 @@ func TestBadInput(t *testing.T) {
 		config("kind.yaml", "apiVersion: kind.x-k8s.io/v1alpha4\nkind: Cluster\n"))
 	e.fails(`nodes: must be an integer, got "three"`, "create", "cluster", "--config",
 		config("three.yaml", "apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nnodes: three\n"))
+	e.fails(`invalid cluster name "": must be a DNS label`, "create", "cluster", "--name", "")
+	e.fails(`invalid cluster name "": must be a DNS label`, "kubectl", "--name", "", "get", "ns")
 	e.fails("networking.serviceSubnet: 10.0.0.0/24 overlaps networking.podSubnet", "create", "cluster",
 		"--service-subnet", "10.0.0.0/24")
 	e.fails("networking.apiServerPort: 70000 is not a port number", "create", "cluster", "--api-server-port", "70000")
