@@ -80,7 +80,7 @@ func (p *Provider) editKubeconfig(change func(*kubeconfig.Doc) error) error {
 	path := p.UserKubeconfig()
 	tightenedFrom, err := kubeconfig.Edit(path, change)
 	if tightenedFrom != 0 {
-		p.logf("Note: %s was mode %04o, readable by others; it now holds an admin key, so it is 0600", path, tightenedFrom)
+		p.logf("Note: %s was mode %04o; it holds an admin key now, so it is 0600", path, tightenedFrom)
 	}
 	return err
 }

@@ -18,7 +18,7 @@ import (
 var lockWait = 3 * time.Second
 
 // ErrLocked is wrapped by the error for a kubeconfig whose lock stays held.
-var ErrLocked = errors.New("is locked")
+var ErrLocked = errors.New("kubeconfig is locked")
 
 // Edit changes the kubeconfig at path (created if missing): it takes
 // the file's lock, reads it, lets change edit it and, if anything changed,
@@ -92,8 +92,8 @@ func lock(path string) (unlock func(), err error) {
 			return nil, err
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("kubeconfig %s %w: %s exists; if no kubectl or kubesim is running, one was killed and left it: remove it (rm %s)",
-				path, ErrLocked, lockFile, lockFile)
+			return nil, fmt.Errorf("%w: %s exists; if no kubectl or kubesim is running, one was killed and left it: remove it (rm %s)",
+				ErrLocked, lockFile, lockFile)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
