@@ -25,12 +25,12 @@ func newKubectlCommand() *cobra.Command {
 			"the current kubectl context (kubesim-NAME), else \"" + v1alpha1.DefaultClusterName + "\".",
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, args := splitNameFlag(args)
+			name, given, args := splitNameFlag(args)
 			p, err := cluster.NewProvider("", cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			if name == "" {
+			if !given {
 				name = p.CurrentCluster()
 			}
 			kubeconfig, err := p.KubeconfigPath(name)
@@ -44,21 +44,21 @@ func newKubectlCommand() *cobra.Command {
 	}
 }
 
-// splitNameFlag takes a leading --name NAME (or --name=NAME) off args ("" if
-// none); any later --name belongs to kubectl (as in `kubectl expose --name`).
-func splitNameFlag(args []string) (string, []string) {
-	name := ""
+// splitNameFlag takes a leading --name NAME (or --name=NAME) off args, and
+// says whether there was one; any later --name belongs to kubectl (as in
+// `kubectl expose --name`).
+func splitNameFlag(args []string) (name string, given bool, rest []string) {
 	for len(args) > 0 {
 		switch {
 		case args[0] == "--name" && len(args) > 1:
-			name, args = args[1], args[2:]
+			name, given, args = args[1], true, args[2:]
 		case strings.HasPrefix(args[0], "--name="):
-			name, args = strings.TrimPrefix(args[0], "--name="), args[1:]
+			name, given, args = strings.TrimPrefix(args[0], "--name="), true, args[1:]
 		default:
-			return name, args
+			return name, given, args
 		}
 	}
-	return name, args
+	return name, given, args
 }
 
 // runKubectl runs kubectl in this process, as its own main does: it

@@ -85,9 +85,15 @@ func (f *clusterFlags) addName(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.name, "name", v1alpha1.DefaultClusterName, "cluster name")
 }
 
-// run makes a RunE that gives do the cluster provider for these flags.
+// run makes a RunE that gives do the cluster provider for these flags. A
+// --name given must be a cluster name: --name "" never means the default.
 func (f *clusterFlags) run(do func(cmd *cobra.Command, p *cluster.Provider, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
+		if cmd.Flags().Changed("name") {
+			if err := v1alpha1.ValidateName(f.name); err != nil {
+				return err
+			}
+		}
 		p, err := cluster.NewProvider(f.kubeconfig, cmd.ErrOrStderr())
 		if err != nil {
 			return err

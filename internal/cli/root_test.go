@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -41,5 +42,34 @@ func TestNoCommandHasAVersionFlag(t *testing.T) {
 	}
 	if out, _, err := execute(t, "version"); err != nil || !strings.HasPrefix(out, "kubesim ") {
 		t.Errorf("kubesim version: %q, %v", out, err)
+	}
+}
+
+// --name "" is refused with the name rule by every command aimed at one
+// cluster, rather than meaning the default or the current cluster.
+func TestEmptyNameIsRefused(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "config"))
+	for _, args := range [][]string{
+		{"create", "cluster", "--name", ""},
+		{"delete", "cluster", "--name", ""},
+		{"start", "cluster", "--name", ""},
+		{"stop", "cluster", "--name", ""},
+		{"logs", "--name", "", "etcd"},
+		{"kubectl", "--name", "", "get", "ns"},
+		{"kubectl", "--name=", "get", "ns"},
+		{"get", "kubeconfig", "--name", ""},
+		{"scale", "node", "--name", "", "--replicas", "1"},
+	} {
+		_, _, err := execute(t, args...)
+		if err == nil || !strings.Contains(err.Error(), `invalid cluster name "": must be a DNS label`) {
+			t.Errorf("kubesim %q: %v, want the name rule", args, err)
+		}
+	}
+}
+
+func TestMissingClusterIsSaidOnce(t *testing.T) {
+	_, _, err := execute(t, "logs", "--name", "nosuch", "kube-apiserver")
+	if want := `cluster "nosuch" does not exist (kubesim get clusters lists them)`; err == nil || err.Error() != want {
+		t.Errorf("logs of a missing cluster: %v, want %q", err, want)
 	}
 }

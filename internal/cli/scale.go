@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/cluster"
 	"github.com/kubesim/kubesim/internal/scale"
 )
@@ -77,8 +78,8 @@ func newScaleNodeCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := scale.CheckReplicas(replicas); err != nil {
-				return err
+			if err := v1alpha1.CheckNodeCount(replicas); err != nil {
+				return fmt.Errorf("--replicas: %w", err)
 			}
 			client, err := p.Client(f.name)
 			if err != nil {

@@ -25,7 +25,8 @@ func TestLoadConfigRejectsUnknownFieldsByPath(t *testing.T) {
 		{"apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nworkers: 3\n", `unknown field "workers"`},
 		{"apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nnetworking:\n  podCIDR: x\n", `unknown field "networking.podCIDR"`},
 		{"apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nname: a\nname: b\n", `line 4: key "name" already set`},
-		{"apiVersion: v1\nkind: Pod\n", "apiVersion/kind"},
+		{"apiVersion: v1\nkind: Pod\n", "not a Cluster (kind: Pod)"},
+		{"apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nnodes: three\n", `nodes: must be an integer, got "three"`},
 		{"name: [unclosed\n", "not valid YAML"},
 	} {
 		_, err := LoadConfig(writeConfig(t, tc.yaml))

@@ -60,8 +60,16 @@ func (p *Provider) Stop(ctx context.Context, name string) error {
 }
 
 // Delete stops a cluster, removes its files and its kubeconfig context. A
-// cluster whose directory a crash left without its config is deleted too.
+// cluster whose directory a crash left without its config is deleted too,
+// and of one whose directory is gone, its leftover context.
 func (p *Provider) Delete(ctx context.Context, name string) error {
+	d, err := p.dir(name)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(d.Path); errors.Is(err, os.ErrNotExist) {
+		return p.deleteLeftoverContext(name)
+	}
 	return p.operate(ctx, name, func(d clusterdir.Dir) error {
 		if err := p.remove(ctx, d); err != nil {
 			return err
@@ -69,6 +77,20 @@ func (p *Provider) Delete(ctx context.Context, name string) error {
 		p.logf("Deleted cluster %q", name)
 		return nil
 	})
+}
+
+// deleteLeftoverContext removes the context of a cluster that is gone (its
+// files removed by hand, or an older kubesim's failed create), if any.
+func (p *Provider) deleteLeftoverContext(name string) error {
+	removed, err := p.removeContext(name)
+	if err != nil {
+		return err
+	}
+	if !removed {
+		return notExist(name)
+	}
+	p.logf("Cluster %q does not exist; removed its leftover context %q from %s", name, controlplane.ContextName(name), p.UserKubeconfig())
+	return nil
 }
 
 // DeleteAll deletes every cluster, whole or not.
@@ -92,8 +114,6 @@ func (p *Provider) remove(ctx context.Context, d clusterdir.Dir) error {
 			return err
 		}
 	}
-	if err := p.removeContext(d.Name); err != nil {
-		return err
-	}
-	return os.RemoveAll(d.Path)
+	_, err := p.removeContext(d.Name)
+	return errors.Join(os.RemoveAll(d.Path), err)
 }

@@ -1,8 +1,13 @@
 package cluster
 
 import (
+	"context"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/clusterdir"
 )
 
 // The checks made before asking the component itself (an e2e test covers
@@ -17,5 +22,16 @@ func TestValidateExtraArgsNamesTheField(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%v: got %v, want an error containing %q", extra, err, want)
 		}
+	}
+}
+
+func TestCreateRefusesTooManyNodesBeforeBuildingAnything(t *testing.T) {
+	p, _ := writeKubeconfig(t, foreignKubeconfig, 0o600)
+	err := p.Create(context.Background(), &v1alpha1.Cluster{Name: "blue", Nodes: 1_000_001}, CreateOptions{})
+	if err == nil || err.Error() != "nodes (--nodes): must be between 0 and 1000000, got 1000001" {
+		t.Fatalf("Create with 1000001 nodes = %v", err)
+	}
+	if _, err := os.Stat(clusterdir.ClustersPath(p.Home)); !os.IsNotExist(err) {
+		t.Errorf("Create refused the config but made %s: %v", clusterdir.ClustersPath(p.Home), err)
 	}
 }

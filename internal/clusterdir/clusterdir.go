@@ -35,8 +35,8 @@ type Dir struct {
 	Path string
 }
 
-// ErrNotExist is returned for a cluster that has no directory.
-var ErrNotExist = errors.New("cluster does not exist")
+// ErrNotExist is wrapped by the error for a cluster that has no directory.
+var ErrNotExist = errors.New("does not exist")
 
 // ClustersPath is where all clusters live under home.
 func ClustersPath(home string) string { return filepath.Join(home, "clusters") }
@@ -51,7 +51,7 @@ func Open(home, name string) (Dir, error) {
 	d := For(home, name)
 	if _, err := os.Stat(d.ConfigFile()); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return d, fmt.Errorf("cluster %q does not exist (kubesim get clusters lists them): %w", name, ErrNotExist)
+			return d, fmt.Errorf("cluster %q %w (kubesim get clusters lists them)", name, ErrNotExist)
 		}
 		return d, err
 	}

@@ -1,13 +1,19 @@
 // Package manifest reads the YAML manifests users give kubesim (cluster
 // configs, node templates, Stages) strictly, with one-line errors that
-// name the field at fault.
+// name the field at fault in the user's words.
 package manifest
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -17,25 +23,87 @@ type Object interface {
 	GetObjectKind() schema.ObjectKind
 }
 
-// Decode reads data into obj: unknown or duplicate fields are errors
-// naming the field by its path (networking.podSubnett), and the manifest
-// must be of the given apiVersion and kind.
+// Decode reads data, one manifest of the given apiVersion and kind, into
+// obj: unknown or duplicate fields are errors naming the field by its path
+// (networking.podSubnett), and so is a value of the wrong type.
 func Decode(data []byte, obj Object, apiVersion, kind string) error {
+	docs, err := documents(data)
+	if err != nil {
+		return err
+	}
+	if len(docs) > 1 {
+		return fmt.Errorf("holds %d documents (separated by ---); want one %s", len(docs), kind)
+	}
+	if len(docs) == 1 {
+		data = docs[0]
+	}
 	jsonData, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		// One line: the YAML library splits its message over several.
 		return fmt.Errorf("not valid YAML: %s", strings.Join(strings.Fields(err.Error()), " "))
 	}
+	if err := checkKind(jsonData, apiVersion, kind); err != nil {
+		return err
+	}
 	strictErrs, err := kjson.UnmarshalStrict(jsonData, obj, kjson.DisallowUnknownFields, kjson.DisallowDuplicateFields)
 	if err != nil {
-		return err
+		return explain(jsonData, obj, err)
 	}
 	if len(strictErrs) > 0 {
 		return strictErrs[0]
 	}
-	gotVersion, gotKind := obj.GetObjectKind().GroupVersionKind().ToAPIVersionAndKind()
-	if gotVersion != apiVersion || gotKind != kind {
-		return fmt.Errorf("apiVersion/kind: got %q/%q, want %s/%s", gotVersion, gotKind, apiVersion, kind)
+	return nil
+}
+
+// checkKind checks a manifest's apiVersion and kind before anything else,
+// so a manifest of another kind is called that rather than a list of the
+// fields it has that the wanted kind has not.
+func checkKind(jsonData []byte, apiVersion, kind string) error {
+	if !bytes.HasPrefix(jsonData, []byte("{")) {
+		return fmt.Errorf("not a %s: want a mapping with apiVersion: %s and kind: %s", kind, apiVersion, kind)
+	}
+	var got struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := json.Unmarshal(jsonData, &got); err != nil {
+		return explain(jsonData, &got, err)
+	}
+	switch {
+	case got.Kind == "":
+		return fmt.Errorf("not a %s (no kind); want apiVersion: %s and kind: %s", kind, apiVersion, kind)
+	case got.Kind != kind:
+		return fmt.Errorf("not a %s (kind: %s)", kind, got.Kind)
+	case got.APIVersion != apiVersion:
+		return fmt.Errorf("apiVersion: got %q, want %s", got.APIVersion, apiVersion)
 	}
 	return nil
+}
+
+// documents splits a YAML stream at its --- lines, leaving out documents
+// that hold nothing but comments.
+func documents(data []byte) ([][]byte, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var docs [][]byte
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if hasContent(doc) {
+			docs = append(docs, doc)
+		}
+	}
+}
+
+func hasContent(doc []byte) bool {
+	for _, line := range strings.Split(string(doc), "\n") {
+		if line = strings.TrimSpace(line); line != "" && line != "---" && !strings.HasPrefix(line, "#") {
+			return true
+		}
+	}
+	return false
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/manifest"
 )
 
@@ -72,22 +73,11 @@ type Options struct {
 	Terminal bool // draw a progress bar rather than print lines
 }
 
-// maxReplicas bounds node counts: node-NNNNNN names have six digits.
-const maxReplicas = 1_000_000
-
-// CheckReplicas checks a node count.
-func CheckReplicas(n int) error {
-	if n < 0 || n > maxReplicas {
-		return fmt.Errorf("--replicas: must be between 0 and %d, got %d", maxReplicas, n)
-	}
-	return nil
-}
-
 // Nodes makes node-000000 … node-<Replicas-1> exist, deleting scaled nodes
 // numbered higher, then waits until all of them are Ready.
 func Nodes(ctx context.Context, client kubernetes.Interface, o Options) error {
-	if err := CheckReplicas(o.Replicas); err != nil {
-		return err
+	if err := v1alpha1.CheckNodeCount(o.Replicas); err != nil {
+		return fmt.Errorf("replicas: %w", err)
 	}
 	if o.Template == nil {
 		o.Template = DefaultTemplate()

@@ -30,8 +30,12 @@ func TestBadInput(t *testing.T) {
 		config("unknown.yaml", "apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nnodez: 3\n"))
 	e.fails(`unknown field "networking.podSubnett"`, "create", "cluster", "--config",
 		config("nested.yaml", "apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nnetworking:\n  podSubnett: 10.0.0.0/10\n"))
-	e.fails("apiVersion/kind", "create", "cluster", "--config",
+	e.fails(`apiVersion: got "kind.x-k8s.io/v1alpha4", want kubesim.io/v1alpha1`, "create", "cluster", "--config",
 		config("kind.yaml", "apiVersion: kind.x-k8s.io/v1alpha4\nkind: Cluster\n"))
+	e.fails(`nodes: must be an integer, got "three"`, "create", "cluster", "--config",
+		config("three.yaml", "apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nnodes: three\n"))
+	e.fails(`invalid cluster name "": must be a DNS label`, "create", "cluster", "--name", "")
+	e.fails(`invalid cluster name "": must be a DNS label`, "kubectl", "--name", "", "get", "ns")
 	e.fails("networking.serviceSubnet: 10.0.0.0/24 overlaps networking.podSubnet", "create", "cluster",
 		"--service-subnet", "10.0.0.0/24")
 	e.fails("networking.apiServerPort: 70000 is not a port number", "create", "cluster", "--api-server-port", "70000")
@@ -47,9 +51,14 @@ func TestBadInput(t *testing.T) {
 		config("badnode.yaml", "apiVersion: v1\nkind: Node\nspec:\n  podCIDRR: x\n"))
 	e.fails(`unknown field "spec.podCIDRR"`, "create", "cluster", "--nodes", "2", "--node-template",
 		config("badnode2.yaml", "apiVersion: v1\nkind: Node\nspec:\n  podCIDRR: x\n"))
-	e.fails("apiVersion/kind", "scale", "node", "--replicas", "3", "--template",
-		config("pod.yaml", "apiVersion: v1\nkind: Pod\n"))
-	e.fails("nodes: must be 0 or more", "create", "cluster", "--nodes", "-2")
+	e.fails("not a Node (kind: Pod)", "scale", "node", "--replicas", "3", "--template",
+		config("pod.yaml", "apiVersion: v1\nkind: Pod\nspec:\n  containers: []\n"))
+	e.fails("holds 2 documents (separated by ---); want one Node", "create", "cluster", "--nodes", "2", "--node-template",
+		config("two.yaml", "apiVersion: v1\nkind: Node\n---\napiVersion: v1\nkind: Node\n"))
+	e.fails("nodes (--nodes): must be between 0 and 1000000, got -2", "create", "cluster", "--nodes", "-2")
+	e.fails("nodes (--nodes): must be between 0 and 1000000, got 1000001", "create", "cluster", "--nodes", "1000001")
+	e.fails("nodes (--nodes): must be between 0 and 1000000, got 2000000000", "create", "cluster", "--config",
+		config("many.yaml", "apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nnodes: 2000000000\n"))
 
 	// An unwritable kubeconfig is found before anything is made.
 	blocker := config("file", "a file, so nothing can be created beneath it")

@@ -182,8 +182,8 @@ func (c *Cluster) Validate() error {
 	if err := ValidateName(c.Name); err != nil {
 		return err
 	}
-	if c.Nodes < 0 {
-		return fmt.Errorf("nodes: must be 0 or more, got %d", c.Nodes)
+	if err := CheckNodeCount(c.Nodes); err != nil {
+		return fmt.Errorf("nodes (--nodes): %w", err)
 	}
 	if p := c.Scheduler.PercentageOfNodesToScore; p != nil && (*p < 0 || *p > 100) {
 		return fmt.Errorf("scheduler.percentageOfNodesToScore: must be between 0 and 100, got %d", *p)
@@ -246,6 +246,19 @@ func (c *Cluster) Validate() error {
 	if nl.NodeMonitorGracePeriod.Duration <= nl.NodeMonitorPeriod.Duration {
 		return fmt.Errorf("nodeLifecycle.nodeMonitorGracePeriod: %s must be longer than nodeLifecycle.nodeMonitorPeriod %s",
 			nl.NodeMonitorGracePeriod.Duration, nl.NodeMonitorPeriod.Duration)
+	}
+	return nil
+}
+
+// MaxNodes bounds a cluster's simulated nodes: they are named node-NNNNNN,
+// six digits.
+const MaxNodes = 1_000_000
+
+// CheckNodeCount checks a number of simulated nodes; the caller names the
+// field or flag it came from.
+func CheckNodeCount(n int) error {
+	if n < 0 || n > MaxNodes {
+		return fmt.Errorf("must be between 0 and %d, got %d", MaxNodes, n)
 	}
 	return nil
 }

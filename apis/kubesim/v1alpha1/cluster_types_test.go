@@ -28,7 +28,9 @@ func TestValidateNamesTheField(t *testing.T) {
 		{func(c *Cluster) { c.Networking.PodSubnet = "nonsense" }, "networking.podSubnet"},
 		{func(c *Cluster) { c.Networking.ServiceSubnet = "10.0.0.0/24" }, "overlaps networking.podSubnet"},
 		{func(c *Cluster) { c.Networking.NodeSubnet = "10.96.0.0/16" }, "networking.nodeSubnet"},
-		{func(c *Cluster) { c.Nodes = -1 }, "nodes: must be 0 or more"},
+		{func(c *Cluster) { c.Nodes = -1 }, "nodes (--nodes): must be between 0 and 1000000, got -1"},
+		{func(c *Cluster) { c.Nodes = 1_000_001 }, "nodes (--nodes): must be between 0 and 1000000, got 1000001"},
+		{func(c *Cluster) { c.Nodes = 2_000_000_000 }, "nodes (--nodes): must be between 0 and 1000000"},
 		{func(c *Cluster) { c.NodeLifecycle.NodeMonitorPeriod.Duration = 0 }, "nodeLifecycle.nodeMonitorPeriod"},
 		{func(c *Cluster) { c.NodeLifecycle.NodeMonitorGracePeriod.Duration = time.Second }, "nodeLifecycle.nodeMonitorGracePeriod"},
 	} {

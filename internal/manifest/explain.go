@@ -1,0 +1,134 @@
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// explain says a decoding error that reads like Go ("cannot unmarshal
+// string into Go struct field Cluster.nodes of type int") in the user's
+// words: the field, what it must be, and what it is ("nodes: must be an
+// integer, got "three""). Other errors are returned as they are.
+//
+// The error sigs.k8s.io/json returns is of a type of its own internal
+// package; encoding/json, decoding the same data into a new obj, returns
+// the same failure as a *json.UnmarshalTypeError.
+func explain(jsonData []byte, obj any, err error) error {
+	var typeErr *json.UnmarshalTypeError
+	fresh := reflect.New(reflect.TypeOf(obj).Elem()).Interface()
+	if !errors.As(json.Unmarshal(jsonData, fresh), &typeErr) || typeErr.Field == "" {
+		return err
+	}
+	got, each := describe(typeErr.Value), ""
+	if v, ok := valueAt(jsonData, typeErr.Field); ok {
+		switch {
+		case describe(kindOf(v)) == got:
+			got = literal(v)
+		case kindOf(v) == "array":
+			each = "each item "
+		case kindOf(v) == "object":
+			each = "each value "
+		}
+	}
+	return fmt.Errorf("%s: %smust be %s, got %s", typeErr.Field, each, expected(typeErr.Type, got), got)
+}
+
+// describe says what kind of JSON value an UnmarshalTypeError's Value
+// ("string", "number 1.5", "bool", "array", "object") is.
+func describe(value string) string {
+	switch kind, _, _ := strings.Cut(value, " "); kind {
+	case "string":
+		return "a string"
+	case "number":
+		return "a number"
+	case "bool":
+		return "a boolean"
+	case "array":
+		return "a list"
+	case "object":
+		return "a mapping"
+	}
+	return value
+}
+
+// expected says what a Go type takes, as a YAML user would say it. An
+// integer too large for its type gets the type's range.
+func expected(t reflect.Type, got string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if isWholeNumber(got) {
+			limit := uint64(1) << (t.Bits() - 1)
+			return fmt.Sprintf("an integer between -%d and %d", limit, limit-1)
+		}
+		return "an integer"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number, 0 or more"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "a mapping"
+	}
+	return "a " + t.String()
+}
+
+// valueAt finds the value at a dotted path of field names in a JSON
+// object; ok is false if the path passes through a list or is not there.
+func valueAt(jsonData []byte, path string) (v any, ok bool) {
+	d := json.NewDecoder(bytes.NewReader(jsonData))
+	d.UseNumber()
+	if d.Decode(&v) != nil {
+		return nil, false
+	}
+	for _, field := range strings.Split(path, ".") {
+		object, isObject := v.(map[string]any)
+		if v, ok = object[field]; !isObject || !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// kindOf is the kind of a decoded JSON value, as UnmarshalTypeError says it.
+func kindOf(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case json.Number:
+		return "number"
+	case bool:
+		return "bool"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "null"
+}
+
+// literal is a scalar as the user wrote it, or what a list or mapping is.
+func literal(v any) string {
+	switch v := v.(type) {
+	case string:
+		return fmt.Sprintf("%q", v)
+	case json.Number, bool:
+		return fmt.Sprint(v)
+	}
+	return describe(kindOf(v))
+}
+
+func isWholeNumber(s string) bool {
+	return s != "" && strings.Trim(s, "-0123456789") == ""
+}

@@ -1,0 +1,72 @@
+package manifest
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+)
+
+func decodeCluster(body string) error {
+	return Decode([]byte("apiVersion: kubesim.io/v1alpha1\nkind: Cluster\n"+body), &v1alpha1.Cluster{}, v1alpha1.GroupVersion, v1alpha1.ClusterKind)
+}
+
+func decodeNode(text string) error {
+	return Decode([]byte(text), &corev1.Node{}, "v1", "Node")
+}
+
+// A value of the wrong type is named by its field and said in the user's
+// words, not Go's ("cannot unmarshal string into Go struct field ...").
+func TestWrongTypesAreSaidInTheUsersWords(t *testing.T) {
+	for body, want := range map[string]string{
+		"nodes: three":                       `nodes: must be an integer, got "three"`,
+		"nodes: 1.5":                         `nodes: must be an integer, got 1.5`,
+		"nodes: [1]":                         `nodes: must be an integer, got a list`,
+		"name: 3":                            `name: must be a string, got 3`,
+		"disableKubeletSim: yes please":      `disableKubeletSim: must be true or false, got "yes please"`,
+		"networking: 3":                      `networking: must be a mapping, got 3`,
+		"networking: {apiServerPort: x}":     `networking.apiServerPort: must be an integer, got "x"`,
+		"descheduler: {profiles: [1]}":       `descheduler.profiles: each item must be a string, got a number`,
+		"extraArgs: {kube-apiserver: --v=2}": `extraArgs: each value must be a list, got a string`,
+		"scheduler: {percentageOfNodesToScore: 3000000000}": `scheduler.percentageOfNodesToScore: must be an integer between -2147483648 and 2147483647, got 3000000000`,
+	} {
+		if err := decodeCluster(body); err == nil || err.Error() != want {
+			t.Errorf("%q: got %v, want %q", body, err, want)
+		}
+	}
+	for text, want := range map[string]string{
+		"apiVersion: v1\nkind: Node\nmetadata: {labels: {zone: 1}}":         `metadata.labels: each value must be a string, got a number`,
+		"apiVersion: v1\nkind: Node\nspec: {taints: [{key: a, effect: 3}]}": `spec.taints.effect: must be a string, got a number`,
+		"apiVersion: v1\nkind: Node\nspec: {unschedulable: maybe}":          `spec.unschedulable: must be true or false, got "maybe"`,
+	} {
+		if err := decodeNode(text); err == nil || err.Error() != want {
+			t.Errorf("%q: got %v, want %q", text, err, want)
+		}
+	}
+}
+
+func TestOnlyOneManifestOfTheRightKind(t *testing.T) {
+	for text, want := range map[string]string{
+		"apiVersion: v1\nkind: Pod\nspec: {containers: []}\n": "not a Node (kind: Pod)",
+		"apiVersion: v1\nmetadata: {name: a}\n":               "not a Node (no kind)",
+		"apiVersion: v2\nkind: Node\n":                        `apiVersion: got "v2", want v1`,
+		"- apiVersion: v1\n  kind: Node\n":                    "not a Node: want a mapping with apiVersion: v1 and kind: Node",
+		"":                                                    "not a Node: want a mapping with apiVersion: v1 and kind: Node",
+		"apiVersion: v1\nkind: Node\n---\napiVersion: v1\nkind: Node\n":        "holds 2 documents (separated by ---); want one Node",
+		"# big\napiVersion: v1\nkind: Node\n--- # two\nkind: Node\n---\n---\n": "holds 2 documents (separated by ---); want one Node",
+	} {
+		if err := decodeNode(text); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want an error containing %q", text, err, want)
+		}
+	}
+	for _, text := range []string{
+		"apiVersion: v1\nkind: Node\n",
+		"---\napiVersion: v1\nkind: Node\n---\n# nothing more\n",
+	} {
+		if err := decodeNode(text); err != nil {
+			t.Errorf("%q: %v", text, err)
+		}
+	}
+}
