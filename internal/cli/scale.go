@@ -85,6 +85,7 @@ func newScaleNodeCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			o.Gone = func() error { return p.CheckRunning(f.name) }
 			return scale.Nodes(cmd.Context(), client, o)
 		}),
 	}

@@ -101,6 +101,7 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 		if err != nil {
 			return err
 		}
+		opts.Nodes.Gone = func() error { return p.CheckRunning(c.Name) }
 		if err := scale.Nodes(ctx, client, opts.Nodes); err != nil {
 			return err
 		}

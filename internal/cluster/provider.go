@@ -37,7 +37,11 @@ func NewProvider(kubeconfig string, out io.Writer) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Provider{Home: home, Kubeconfig: kubeconfig, Out: out}, nil
+	p := &Provider{Home: home, Kubeconfig: kubeconfig, Out: out}
+	if warning := clusterdir.CheckHome(home); warning != "" {
+		p.logf("Warning: %s", warning)
+	}
+	return p, nil
 }
 
 // dir returns the directory of the cluster called name, which may not
@@ -72,6 +76,12 @@ func (p *Provider) openRunning(name string) (clusterdir.Dir, *v1alpha1.Cluster, 
 		return d, c, fmt.Errorf("cluster %q is stopped; start it with: kubesim start cluster --name %s", name, name)
 	}
 	return d, c, nil
+}
+
+// CheckRunning fails, saying why, unless the cluster exists and runs.
+func (p *Provider) CheckRunning(name string) error {
+	_, _, err := p.openRunning(name)
+	return err
 }
 
 // KubeconfigPath returns the path of a running cluster's admin kubeconfig.

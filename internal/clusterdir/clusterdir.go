@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"syscall"
 
 	"sigs.k8s.io/yaml"
 
@@ -27,6 +28,23 @@ func Home() (string, error) {
 		return "", fmt.Errorf("finding the home directory (set KUBESIM_HOME): %w", err)
 	}
 	return filepath.Join(home, ".kubesim"), nil
+}
+
+// CheckHome says what is wrong with an existing home that kubesim would
+// keep clusters' keys in: another user owning it, or others able to write
+// to it ("" if nothing, or if it does not exist yet: kubesim makes it 0700).
+func CheckHome(home string) string {
+	info, err := os.Stat(home)
+	if err != nil {
+		return ""
+	}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return fmt.Sprintf("%s belongs to another user (uid %d), who can read every cluster's keys there; use a KUBESIM_HOME of your own", home, st.Uid)
+	}
+	if info.Mode().Perm()&0o022 != 0 {
+		return fmt.Sprintf("%s is writable by others (mode %04o) and holds clusters' keys; chmod 700 it", home, info.Mode().Perm())
+	}
+	return ""
 }
 
 // Dir is one cluster's directory.
@@ -143,9 +161,5 @@ func (d Dir) Save(c *v1alpha1.Cluster) error {
 	if err != nil {
 		return err
 	}
-	tmp := d.ConfigFile() + ".tmp"
-	if err := pki.WriteFile(tmp, data); err != nil {
-		return err
-	}
-	return os.Rename(tmp, d.ConfigFile())
+	return pki.WriteFileAtomic(d.ConfigFile(), data)
 }

@@ -128,11 +128,13 @@ func WriteKubeconfigs(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 		if id.file == adminName {
 			path = d.Kubeconfig()
 		}
-		if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-			return fmt.Errorf("writing %s: %w", path, err)
-		}
-		if err := os.Chmod(path, 0o600); err != nil {
+		data, err := clientcmd.Write(*cfg)
+		if err != nil {
 			return err
+		}
+		// Atomic: a port move rewrites them while components may read them.
+		if err := pki.WriteFileAtomic(path, data); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
 		}
 	}
 	return nil

@@ -116,10 +116,17 @@ func Stop(ctx context.Context, d clusterdir.Dir, logf func(string, ...any)) erro
 		err = fmt.Errorf("process %d is not its supervisor", rec.pid)
 	}
 	if err != nil {
+		exited := rec.pid > 0 && zombie(rec.pid)
+		if exited {
+			// Its last threads may hold the lock a moment longer.
+			for deadline := time.Now().Add(killWait); Running(d) && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
 		if Running(d) {
 			return fmt.Errorf("cluster %q is running but %s does not name its supervisor (%v); nothing was signalled", d.Name, d.PIDFile(), err)
 		}
-		if rec.pid > 0 && zombie(rec.pid) {
+		if exited {
 			logf("Cluster %q: its supervisor (pid %d) has exited but was never reaped (a zombie): treating it as stopped", d.Name, rec.pid)
 		}
 		clearProtocolFiles(d) // stale: left by a supervisor that was killed

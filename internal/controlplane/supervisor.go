@@ -2,10 +2,12 @@ package controlplane
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,7 +34,14 @@ type supervisor struct {
 
 	mu  sync.Mutex // guards cfg, which restarts may change (ports)
 	cfg *v1alpha1.Cluster
+
+	// restart asks a running component to restart: one it depends on has
+	// moved to another port.
+	restart map[string]chan struct{}
 }
+
+// errRestart ends a run that was asked to restart.
+var errRestart = errors.New("asked to restart: a component it depends on moved")
 
 // Supervise runs the cluster opts names until ctx ends, then stops every
 // component, last started first. It holds the cluster's lock throughout, so
@@ -59,7 +68,10 @@ func Supervise(ctx context.Context, opts SupervisorOptions) error {
 	if err != nil {
 		return err
 	}
-	s := &supervisor{dir: d, exe: exe, logger: logger, cfg: cfg}
+	s := &supervisor{dir: d, exe: exe, logger: logger, cfg: cfg, restart: map[string]chan struct{}{}}
+	for _, comp := range Components() {
+		s.restart[comp.Name] = make(chan struct{}, 1)
+	}
 	egressCtx, stopEgress := context.WithCancel(context.Background())
 	defer stopEgress()
 	if err := serveEgress(egressCtx, d, logger.Printf); err != nil {
@@ -151,6 +163,9 @@ func (s *supervisor) keepRunning(ctx context.Context, comp Component) {
 		if ctx.Err() != nil {
 			return
 		}
+		if errors.Is(err, errRestart) {
+			continue
+		}
 		if time.Since(started) > resetAfter {
 			backoff = minBackoff
 		}
@@ -166,8 +181,16 @@ func (s *supervisor) keepRunning(ctx context.Context, comp Component) {
 
 // runOnce starts comp and waits for it to exit, or stops it when ctx ends.
 func (s *supervisor) runOnce(ctx context.Context, comp Component) error {
-	if err := s.ensurePortsFree(comp); err != nil {
+	moved, err := s.ensurePortsFree(comp)
+	if err != nil {
 		return err
+	}
+	if moved {
+		s.restartAfter(comp)
+	}
+	select {
+	case <-s.restart[comp.Name]: // it is about to start with the new ports anyway
+	default:
 	}
 	if comp.Prepare != nil {
 		if err := comp.Prepare(s.dir, s.config()); err != nil {
@@ -187,10 +210,14 @@ func (s *supervisor) runOnce(ctx context.Context, comp Component) error {
 	s.logger.Printf("started %s (pid %d): %s", comp.Name, cmd.Process.Pid, strings.Join(cmd.Args, " "))
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	var stopped error
 	select {
 	case err := <-exited:
 		return err
 	case <-ctx.Done():
+	case <-s.restart[comp.Name]:
+		s.logger.Printf("restarting %s: a component it depends on moved to another port", comp.Name)
+		stopped = errRestart
 	}
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -201,39 +228,53 @@ func (s *supervisor) runOnce(ctx context.Context, comp Component) error {
 		<-exited
 	}
 	s.logger.Printf("stopped %s", comp.Name)
-	return nil
+	return stopped
+}
+
+// restartAfter asks every component started after comp to restart: each
+// may hold comp's old address (the API server etcd's, the others the API
+// server's, in their kubeconfigs).
+func (s *supervisor) restartAfter(comp Component) {
+	all := Components()
+	i := slices.IndexFunc(all, func(c Component) bool { return c.Name == comp.Name })
+	for _, later := range all[i+1:] {
+		select {
+		case s.restart[later.Name] <- struct{}{}:
+		default: // already asked
+		}
+	}
 }
 
 // ensurePortsFree moves any of comp's ports that another process has taken
 // since they were chosen to a free one, and rewrites the config and
-// kubeconfigs to match. A port the user asked for is never moved.
-func (s *supervisor) ensurePortsFree(comp Component) error {
+// kubeconfigs to match; it reports whether it moved one. A port the user
+// asked for is never moved.
+func (s *supervisor) ensurePortsFree(comp Component) (moved bool, err error) {
 	if comp.Ports == nil {
-		return nil
+		return false, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	moved := false
 	for _, port := range comp.Ports(s.cfg) {
 		if PortFree(*port) {
 			continue
 		}
 		if port == &s.cfg.Status.Ports.APIServer && s.cfg.Networking.APIServerPort != 0 {
-			return fmt.Errorf("networking.apiServerPort: port %d is in use by another process", *port)
+			return false, fmt.Errorf("networking.apiServerPort: port %d is in use by another process", *port)
 		}
 		free, err := FreePorts(1, usedPorts(s.cfg))
 		if err != nil {
-			return err
+			return false, err
 		}
 		s.logger.Printf("%s: port %d is taken by another process; moving to %d", comp.Name, *port, free[0])
 		*port = free[0]
 		moved = true
 	}
 	if !moved {
-		return nil
+		return false, nil
 	}
 	if err := s.dir.Save(s.cfg); err != nil {
-		return err
+		return false, err
 	}
-	return WriteKubeconfigs(s.dir, s.cfg)
+	return true, WriteKubeconfigs(s.dir, s.cfg)
 }

@@ -161,6 +161,17 @@ func WriteFile(path string, data []byte) error {
 	return os.Chmod(path, 0o600)
 }
 
+// WriteFileAtomic writes data to path, mode 0600, through a temporary file
+// renamed over it: a reader sees the old file or the new one, never half
+// of one, whatever stops the write.
+func WriteFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := WriteFile(tmp, data); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
 // newKey makes an ECDSA P-256 key: as strong as RSA-3072 and far quicker
 // to generate, which keeps `create cluster` fast.
 func newKey() (*ecdsa.PrivateKey, error) {

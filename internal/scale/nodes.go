@@ -71,6 +71,9 @@ type Options struct {
 	Wait     time.Duration
 	Progress io.Writer
 	Terminal bool // draw a progress bar rather than print lines
+	// Gone, if set, is asked now and then while waiting: an error (the
+	// cluster was stopped or deleted meanwhile) ends the wait with it.
+	Gone func() error
 }
 
 // Nodes makes node-000000 … node-<Replicas-1> exist, deleting scaled nodes
@@ -120,7 +123,7 @@ func Nodes(ctx context.Context, client kubernetes.Interface, o Options) error {
 	if o.Wait <= 0 || o.Replicas == 0 {
 		return nil
 	}
-	return waitReady(ctx, client, o.Replicas, o.Wait, p)
+	return waitReady(ctx, client, o, p)
 }
 
 // scaledNodes returns the indexes of the existing node-NNNNNN nodes.
@@ -183,7 +186,8 @@ func inParallel(ctx context.Context, what string, indexes []int, p *progress, do
 }
 
 // waitReady waits until the first n scaled nodes are all Ready.
-func waitReady(ctx context.Context, client kubernetes.Interface, n int, timeout time.Duration, p *progress) error {
+func waitReady(ctx context.Context, client kubernetes.Interface, o Options, p *progress) error {
+	n, timeout := o.Replicas, o.Wait
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	lister := factory.Core().V1().Nodes().Lister()
@@ -193,7 +197,15 @@ func waitReady(ctx context.Context, client kubernetes.Interface, n int, timeout 
 		factory.Shutdown()
 	}()
 	factory.WaitForCacheSync(ctx.Done())
+	lastAsked := time.Now()
 	for {
+		if o.Gone != nil && time.Since(lastAsked) > time.Second {
+			lastAsked = time.Now()
+			if err := o.Gone(); err != nil {
+				p.finish("nodes Ready", 0, n)
+				return err
+			}
+		}
 		nodes, _ := lister.List(labels.Everything())
 		ready := 0
 		for _, node := range nodes {

@@ -175,6 +175,12 @@ extraArgs:
 // apiServerPort reads the port kubesim recorded for a cluster.
 func apiServerPort(t *testing.T, e *env, name string) int {
 	t.Helper()
+	return ports(t, e, name).APIServer
+}
+
+// ports reads the ports kubesim recorded for a cluster.
+func ports(t *testing.T, e *env, name string) (p struct{ APIServer, Etcd int }) {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join(e.clusterDir(name), "cluster.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -183,11 +189,60 @@ func apiServerPort(t *testing.T, e *env, name string) int {
 		Status struct {
 			Ports struct {
 				APIServer int `json:"apiServer"`
+				Etcd      int `json:"etcd"`
 			} `json:"ports"`
 		} `json:"status"`
 	}
 	if err := yaml.Unmarshal(data, &c); err != nil {
 		t.Fatal(err)
 	}
-	return c.Status.Ports.APIServer
+	p.APIServer, p.Etcd = c.Status.Ports.APIServer, c.Status.Ports.Etcd
+	return p
+}
+
+// TestPortTakenWhileRunning kills etcd, then the API server, and takes
+// each one's port before the supervisor restarts it: each moves to a free
+// port, and what depends on it is restarted with the new address, so the
+// cluster serves again and its nodes stay Ready.
+func TestPortTakenWhileRunning(t *testing.T) {
+	e := newEnv(t)
+	e.createCluster("hop", "--nodes", "1")
+	for _, tc := range []struct {
+		component string
+		port      func() int
+	}{
+		{"etcd", func() int { return ports(t, e, "hop").Etcd }},
+		{"kube-apiserver", func() int { return ports(t, e, "hop").APIServer }},
+	} {
+		old := tc.port()
+		pid := e.componentPID("hop", tc.component)
+		if pid == 0 {
+			t.Fatalf("no %s process", tc.component)
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		// The supervisor waits half a second before a restart: take the port first.
+		var l net.Listener
+		eventually(t, 5*time.Second, tc.component+"'s port free to take", func() (err error) {
+			l, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(old))
+			return err
+		})
+		defer l.Close()
+		eventually(t, 2*time.Minute, "the cluster serving again after "+tc.component+" moved", func() error {
+			if now := tc.port(); now == old {
+				return fmt.Errorf("%s still on port %d", tc.component, old)
+			}
+			if r := e.run("kubectl", "--name", "hop", "get", "node", "node-000000"); r.code != 0 || !strings.Contains(r.stdout, " Ready") {
+				return fmt.Errorf("%s", r)
+			}
+			return nil
+		})
+	}
+	log := e.must("logs", "--name", "hop", "supervisor").stdout
+	for _, restarted := range []string{"kube-apiserver", "kubelet-sim", "kube-controller-manager"} {
+		if !strings.Contains(log, "restarting "+restarted+": a component it depends on moved") {
+			t.Errorf("%s was not restarted after a move:\n%s", restarted, log)
+		}
+	}
 }
