@@ -20,18 +20,9 @@ import (
 	"github.com/kubesim/kubesim/internal/clusterdir"
 )
 
-// anyKindRole lets the kubelet simulator of a kubesim cluster follow and
-// change objects of any kind, as the cluster's Stages ask: there, every
-// kind may be simulated. (Inside other clusters deploy/ grants only nodes
-// and pods; users add the kinds their Stages name.)
-var anyKindRole = &rbacv1.ClusterRole{
-	ObjectMeta: metav1.ObjectMeta{Name: "kubesim:kubelet-sim:any-kind"},
-	Rules: []rbacv1.PolicyRule{{
-		APIGroups: []string{"*"},
-		Resources: []string{"*"},
-		Verbs:     []string{"get", "list", "watch", "patch", "delete"},
-	}},
-}
+// legacyAnyKindRole is the role older kubesims gave the simulator on every
+// kind; its binding is removed (stageKindsRole grants what Stages name).
+const legacyAnyKindRole = "kubesim:kubelet-sim:any-kind"
 
 // bootstrap writes, as the admin, what kubesim's own components need in
 // the API before they start: the Stage CRD and the RBAC roles of the
@@ -63,12 +54,16 @@ func bootstrap(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
 	}{
 		{kubeletSimRole, kubeletSimUser, ""},
 		{leasesRole, kubeletSimUser, corev1.NamespaceNodeLease},
-		{anyKindRole, kubeletSimUser, ""},
+		{stageKindsRole, kubeletSimUser, ""},
 		{deschedulerRole, deschedulerUser, ""},
 	} {
 		if err := bindRole(ctx, client, b.role, b.user, b.namespace); err != nil {
 			return err
 		}
+	}
+	err = client.RbacV1().ClusterRoleBindings().Delete(ctx, legacyAnyKindRole, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
 	}
 	return nil
 }

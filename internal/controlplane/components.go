@@ -32,6 +32,10 @@ type Component struct {
 	// Setup, if set, runs once the component is ready, before the next
 	// starts; it is retried until it succeeds.
 	Setup func(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
+	// Serve, if set, runs in the supervisor once Setup is done, for as long
+	// as the cluster runs: a controller of kubesim's own that needs the
+	// admin's rights (granting the simulator the kinds of Stages).
+	Serve func(ctx context.Context, d clusterdir.Dir, logf func(string, ...any))
 	// Prepare, if set, writes the files the component reads before each
 	// start.
 	Prepare func(d clusterdir.Dir, c *v1alpha1.Cluster) error
@@ -45,7 +49,7 @@ func Components() []Component {
 	return []Component{
 		{Name: Etcd, Args: ownArgs(etcdOptions), Ready: etcdReady,
 			Ports: func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.Etcd, &c.Status.Ports.EtcdPeer} }},
-		{Name: KubeAPIServer, Args: apiServerArgs, Ready: APIServerReady, Setup: bootstrap, Prepare: writeAPIServerFiles,
+		{Name: KubeAPIServer, Args: apiServerArgs, Ready: APIServerReady, Setup: bootstrap, Serve: grantStageKinds, Prepare: writeAPIServerFiles,
 			Ports: func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.APIServer} }},
 		{Name: KubeControllerManager, Args: controllerManagerArgs},
 		{Name: KubeScheduler, Args: schedulerArgs, Prepare: writeSchedulerConfig},

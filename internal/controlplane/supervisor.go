@@ -111,6 +111,9 @@ func Supervise(ctx context.Context, opts SupervisorOptions) error {
 				return nil
 			}
 		}
+		if comp.Serve != nil {
+			go comp.Serve(ctx, d, logger.Printf)
+		}
 	}
 	if err := markStarted(d); err != nil {
 		return err

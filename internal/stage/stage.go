@@ -185,6 +185,9 @@ func normalizeGroup(g string) string {
 }
 
 // GroupKind is the group (core: "") and kind the stage applies to.
-func (s *Stage) GroupKind() (group, kind string) {
-	return normalizeGroup(s.Spec.ResourceRef.APIGroup), s.Spec.ResourceRef.Kind
+func (s *Stage) GroupKind() (group, kind string) { return RefGroupKind(s.Spec.ResourceRef) }
+
+// RefGroupKind is the group (core: "") and kind a Stage's resourceRef names.
+func RefGroupKind(ref v1alpha1.StageResourceRef) (group, kind string) {
+	return normalizeGroup(ref.APIGroup), ref.Kind
 }

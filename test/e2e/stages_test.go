@@ -257,6 +257,15 @@ spec:
 
 	t.Run("stages for a Service and a custom resource", func(t *testing.T) {
 		e := e.in(t)
+		// The simulator may act on the kinds Stages name, and no others.
+		canI := func(verb, resource string) string {
+			return strings.TrimSpace(e.run("kubectl", "--name", e.cluster, "auth", "can-i", verb, resource, "--as", "kubesim:kubelet-sim").stdout)
+		}
+		for _, resource := range []string{"secrets", "services", "widgets.example.com", "clusterrolebindings"} {
+			if got := canI("delete", resource); got != "no" {
+				t.Errorf("before any Stage names them, the simulator may delete %s: %q", resource, got)
+			}
+		}
 		e.apply(`
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -325,6 +334,11 @@ spec:
 			}
 			return nil
 		})
+		for resource, want := range map[string]string{"services": "yes", "widgets.example.com": "yes", "secrets": "no", "clusterrolebindings": "no"} {
+			if got := canI("delete", resource); got != want {
+				t.Errorf("with Stages for Services and Widgets, may the simulator delete %s: %q, want %q", resource, got, want)
+			}
+		}
 	})
 
 	t.Run("chaos stages: node not ready; crash loop; failed pod", func(t *testing.T) {

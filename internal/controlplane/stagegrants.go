@@ -1,0 +1,152 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/kubesim/kubesim/apis/kwok/v1alpha1"
+	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/stage"
+)
+
+// In a kubesim cluster the kubelet simulator may act on the kinds the
+// cluster's Stages name — and on no other: a Stage for Services lets it
+// get, list, watch, patch and delete Services, the moment it is applied,
+// and never Secrets unless a Stage names them. The supervisor keeps one
+// ClusterRole, bound to the simulator, in step with the Stages.
+
+// stageKindsRole holds the simulator's rights on the kinds Stages name
+// (nodes and pods are in its own role already).
+var stageKindsRole = &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "kubesim:kubelet-sim:stage-kinds"}}
+
+var stagesGVR = schema.GroupVersionResource{Group: v1alpha1.GroupName, Version: v1alpha1.Version, Resource: "stages"}
+
+// grantStageKinds keeps stageKindsRole's rules in step with the cluster's
+// Stages until ctx ends. A kind the API server does not serve yet (its CRD
+// is still coming) is looked for again a few seconds later.
+func grantStageKinds(ctx context.Context, d clusterdir.Dir, logf func(string, ...any)) {
+	cfg, err := AdminConfig(d)
+	if err != nil {
+		logf("granting the simulator the kinds of Stages: %v", err)
+		return
+	}
+	client, err1 := kubernetes.NewForConfig(cfg)
+	dyn, err2 := dynamic.NewForConfig(cfg)
+	disc, err3 := discovery.NewDiscoveryClientForConfig(cfg)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		logf("granting the simulator the kinds of Stages: %v", err)
+		return
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+	informer := dynamicinformer.NewFilteredDynamicInformer(dyn, stagesGVR, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 10*time.Second),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "stage-kinds"})
+	const key = "stages" // one key: a burst of changes is one update
+	_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { queue.Add(key) },
+		UpdateFunc: func(any, any) { queue.Add(key) },
+		DeleteFunc: func(any) { queue.Add(key) },
+	})
+	go informer.Run(ctx.Done())
+	go func() { <-ctx.Done(); queue.ShutDown() }()
+	for {
+		k, quit := queue.Get()
+		if quit {
+			return
+		}
+		// The kinds that can be mapped are granted even while others wait.
+		rules, err := stageKindRules(informer.GetStore().List(), mapper)
+		err = errors.Join(err, setRules(ctx, client, rules))
+		if err != nil {
+			if ctx.Err() == nil {
+				logf("granting the simulator the kinds of Stages (retrying): %v", err)
+			}
+			mapper.Reset() // a CRD may have arrived since discovery was cached
+			queue.AddRateLimited(k)
+		} else {
+			queue.Forget(k)
+		}
+		queue.Done(k)
+	}
+}
+
+// stageKindRules are the simulator's rules for the kinds stages name,
+// sorted. Kinds that cannot be mapped to a resource yet are an error,
+// after the rules for the others.
+func stageKindRules(stages []any, mapper meta.RESTMapper) ([]rbacv1.PolicyRule, error) {
+	seen := map[schema.GroupResource]bool{}
+	var errs []error
+	for _, obj := range stages {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			continue
+		}
+		s := &v1alpha1.Stage{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, s); err != nil {
+			continue // the simulator reports a broken Stage itself
+		}
+		group, kind := stage.RefGroupKind(s.Spec.ResourceRef)
+		if group == "" && (kind == "Node" || kind == "Pod") {
+			continue
+		}
+		mappings, err := mapper.RESTMappings(schema.GroupKind{Group: group, Kind: kind})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("stage %s: %w", u.GetName(), err))
+			continue
+		}
+		for _, m := range mappings {
+			seen[m.Resource.GroupResource()] = true
+		}
+	}
+	var rules []rbacv1.PolicyRule
+	for gr := range seen {
+		rules = append(rules, rbacv1.PolicyRule{
+			APIGroups: []string{gr.Group},
+			Resources: []string{gr.Resource, gr.Resource + "/status"},
+			Verbs:     []string{"get", "list", "watch", "patch", "delete"},
+		})
+	}
+	slices.SortFunc(rules, func(a, b rbacv1.PolicyRule) int {
+		return strings.Compare(a.APIGroups[0]+"/"+a.Resources[0], b.APIGroups[0]+"/"+b.Resources[0])
+	})
+	return rules, errors.Join(errs...)
+}
+
+// setRules writes rules into stageKindsRole, unless they are there already.
+func setRules(ctx context.Context, client kubernetes.Interface, rules []rbacv1.PolicyRule) error {
+	roles := client.RbacV1().ClusterRoles()
+	current, err := roles.Get(ctx, stageKindsRole.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if len(current.Rules) == 0 && len(rules) == 0 || slices.EqualFunc(current.Rules, rules, samePolicyRule) {
+		return nil
+	}
+	current.Rules = rules
+	_, err = roles.Update(ctx, current, metav1.UpdateOptions{})
+	return err
+}
+
+func samePolicyRule(a, b rbacv1.PolicyRule) bool {
+	return slices.Equal(a.APIGroups, b.APIGroups) && slices.Equal(a.Resources, b.Resources) && slices.Equal(a.Verbs, b.Verbs)
+}
