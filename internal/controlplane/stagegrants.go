@@ -38,8 +38,6 @@ import (
 // (nodes and pods are in its own role already).
 var stageKindsRole = &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "kubesim:kubelet-sim:stage-kinds"}}
 
-var stagesGVR = schema.GroupVersionResource{Group: v1alpha1.GroupName, Version: v1alpha1.Version, Resource: "stages"}
-
 // grantStageKinds keeps stageKindsRole's rules in step with the cluster's
 // Stages until ctx ends. A kind the API server does not serve yet (its CRD
 // is still coming) is looked for again a few seconds later.
@@ -57,7 +55,7 @@ func grantStageKinds(ctx context.Context, d clusterdir.Dir, logf func(string, ..
 		return
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
-	informer := dynamicinformer.NewFilteredDynamicInformer(dyn, stagesGVR, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+	informer := dynamicinformer.NewFilteredDynamicInformer(dyn, v1alpha1.StagesResource, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 10*time.Second),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "stage-kinds"})

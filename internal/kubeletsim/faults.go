@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"sync"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubesim/kubesim/apis/kwok/v1alpha1"
 	"github.com/kubesim/kubesim/internal/stage"
 )
 
@@ -48,17 +46,5 @@ func (r *runner) reportFaults(obj runtime.Object, faults ...*stage.Fault) {
 		key, _ := cache.MetaNamespaceKeyFunc(obj)
 		err := fmt.Errorf("%w; counted as no match or value (first for %s %s)", f, r.kind.name(), key)
 		r.warn(obj, stageObject(f.Stage, obj), "StageFailed", err)
-	}
-}
-
-// stageObject is the Stage object st was compiled from, or orElse for a
-// built-in stage, which has none.
-func stageObject(st *stage.Stage, orElse runtime.Object) runtime.Object {
-	if st.UID == "" {
-		return orElse
-	}
-	return &corev1.ObjectReference{
-		APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.StageKind,
-		Name: st.Name, UID: st.UID, ResourceVersion: st.Revision,
 	}
 }

@@ -202,7 +202,7 @@ func (s *Simulator) userStages(ctx context.Context, builtin []*stage.Stage, reco
 	}
 	cached := memory.NewMemCacheClient(disc)
 	others := newOtherKinds(ctx, dyn, cached, recorder, s.kubeletVersion)
-	if _, err := cached.ServerResourcesForGroupVersion(stagesResource.GroupVersion().String()); err != nil {
+	if err := servesStages(cached); err != nil {
 		klog.InfoS("the cluster has no Stage CRD: only built-in stages apply", "set", s.opts.StageSet, "err", err)
 		return others, nil, nil
 	}

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -19,9 +19,6 @@ import (
 	"github.com/kubesim/kubesim/apis/kwok/v1alpha1"
 	"github.com/kubesim/kubesim/internal/stage"
 )
-
-// stagesResource is where the cluster's Stage objects live.
-var stagesResource = schema.GroupVersionResource{Group: v1alpha1.GroupName, Version: v1alpha1.Version, Resource: "stages"}
 
 // stageWatcher follows the cluster's Stage objects and, whenever they
 // change, hands the simulator the built-in stages with the user's laid
@@ -43,7 +40,7 @@ func newStageWatcher(factory dynamicinformer.DynamicSharedInformerFactory, built
 	recorder record.EventRecorder, apply func([]*stage.Stage) error) (*stageWatcher, error) {
 	w := &stageWatcher{
 		builtin:  builtin,
-		informer: factory.ForResource(stagesResource).Informer(),
+		informer: factory.ForResource(v1alpha1.StagesResource).Informer(),
 		recorder: recorder,
 		apply:    apply,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
@@ -118,4 +115,22 @@ func (w *stageWatcher) warnOnce(u *unstructured.Unstructured, err error) {
 	}
 	klog.ErrorS(err, "stage left out", "stage", u.GetName())
 	w.recorder.Event(u, corev1.EventTypeWarning, "StageInvalid", err.Error())
+}
+
+// stageObject is the Stage object st was compiled from, or orElse for a
+// built-in stage, which has none.
+func stageObject(st *stage.Stage, orElse runtime.Object) runtime.Object {
+	if st.UID == "" {
+		return orElse
+	}
+	return &corev1.ObjectReference{
+		APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.StageKind,
+		Name: st.Name, UID: st.UID, ResourceVersion: st.Revision,
+	}
+}
+
+// servesStages fails unless the cluster serves Stage objects (has the CRD).
+func servesStages(disc discovery.DiscoveryInterface) error {
+	_, err := disc.ServerResourcesForGroupVersion(v1alpha1.StagesResource.GroupVersion().String())
+	return err
 }

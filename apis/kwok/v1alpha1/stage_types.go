@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Group, version and kind of Stage.
@@ -11,6 +12,9 @@ const (
 	GroupVersion = GroupName + "/" + Version
 	StageKind    = "Stage"
 )
+
+// StagesResource is where a cluster's Stage objects are served.
+var StagesResource = schema.GroupVersionResource{Group: GroupName, Version: Version, Resource: "stages"}
 
 // Stage says: for objects of a kind that match a selector, after a delay,
 // apply a change (status, finalizers, deletion, an event).
