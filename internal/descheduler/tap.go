@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -337,7 +338,10 @@ func (t *tap) watchPods(req *http.Request) (*http.Response, error) {
 // vanish tells the descheduler's pod watches that pod was deleted, and
 // returns once their informers have taken it in: each watch event is read
 // only after the one before it was handed on, so two bookmarks written
-// after the deletion go through only once the deletion is queued.
+// after the deletion go through only once the deletion is queued. From the
+// informer's queue to its index, which the plugins read, is one more
+// goroutine hand-off that cannot be observed from here: a short pause
+// covers it (without it, a later plugin was once seen counting the pod).
 func (t *tap) vanish(pod *corev1.Pod) {
 	gone := pod.DeepCopy()
 	gone.APIVersion, gone.Kind = "v1", "Pod"
@@ -363,7 +367,12 @@ func (t *tap) vanish(pod *corev1.Pod) {
 		}
 		pw.mu.Unlock()
 	}
+	time.Sleep(indexHandOff)
 }
+
+// indexHandOff is the pause vanish allows an informer to move a queued
+// deletion into its index.
+const indexHandOff = 50 * time.Millisecond
 
 type closerFunc func() error
 
