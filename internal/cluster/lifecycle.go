@@ -87,7 +87,7 @@ func (p *Provider) deleteLeftoverContext(name string) error {
 		return err
 	}
 	if !removed {
-		return notExist(name)
+		return clusterdir.NotExist(name)
 	}
 	p.logf("Cluster %q does not exist; removed its leftover context %q from %s", name, controlplane.ContextName(name), p.UserKubeconfig())
 	return nil

@@ -22,7 +22,7 @@ import (
 func (p *Provider) lockOperation(ctx context.Context, d clusterdir.Dir) (unlock func(), err error) {
 	f, err := os.OpenFile(d.OperationLockFile(), os.O_CREATE|os.O_RDWR, 0o600)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, notExist(d.Name)
+		return nil, clusterdir.NotExist(d.Name)
 	}
 	if err != nil {
 		return nil, err
@@ -51,7 +51,7 @@ func (p *Provider) lockOperation(ctx context.Context, d clusterdir.Dir) (unlock 
 	// The command we waited for may have deleted the cluster.
 	if _, err := os.Stat(d.Path); err != nil {
 		f.Close()
-		return nil, notExist(d.Name)
+		return nil, clusterdir.NotExist(d.Name)
 	}
 	return func() { f.Close() }, nil
 }
@@ -68,8 +68,4 @@ func (p *Provider) operate(ctx context.Context, name string, do func(d clusterdi
 	}
 	defer unlock()
 	return do(d)
-}
-
-func notExist(name string) error {
-	return fmt.Errorf("cluster %q does not exist (kubesim get clusters lists them)", name)
 }

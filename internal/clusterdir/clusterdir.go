@@ -64,12 +64,17 @@ func For(home, name string) Dir {
 	return Dir{Name: name, Path: filepath.Join(ClustersPath(home), name)}
 }
 
+// NotExist is the error for a cluster called name that does not exist.
+func NotExist(name string) error {
+	return fmt.Errorf("cluster %q %w (kubesim get clusters lists them)", name, ErrNotExist)
+}
+
 // Open returns the directory of an existing cluster.
 func Open(home, name string) (Dir, error) {
 	d := For(home, name)
 	if _, err := os.Stat(d.ConfigFile()); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return d, fmt.Errorf("cluster %q %w (kubesim get clusters lists them)", name, ErrNotExist)
+			return d, NotExist(name)
 		}
 		return d, err
 	}
