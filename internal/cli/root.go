@@ -47,6 +47,7 @@ func NewRootCommand() *cobra.Command {
 		newScaleCommand(),
 		newNodeCommand(),
 		newDeschedulerCommand(),
+		newRunCommand(),
 		newKubeletSimCommand(),
 		newKubectlCommand(),
 		newSnapshotCommand(),

@@ -55,6 +55,20 @@ func Decode(data []byte, obj Object, apiVersion, kind string) error {
 	return nil
 }
 
+// DecodeJSON reads one JSON value into obj strictly, with Decode's
+// one-line errors naming the field by its path: for callers that hold a
+// part of a file already (a scenario's step).
+func DecodeJSON(jsonData []byte, obj any) error {
+	strictErrs, err := kjson.UnmarshalStrict(jsonData, obj, kjson.DisallowUnknownFields, kjson.DisallowDuplicateFields)
+	if err != nil {
+		return explain(jsonData, obj, err)
+	}
+	if len(strictErrs) > 0 {
+		return strictErrs[0]
+	}
+	return nil
+}
+
 // checkKind checks a manifest's apiVersion and kind before anything else,
 // so a manifest of another kind is called that rather than a list of the
 // fields it has that the wanted kind has not.

@@ -144,8 +144,14 @@ func scaledNodes(ctx context.Context, client kubernetes.Interface) (map[int]bool
 
 // stamp makes the i-th node from the template.
 func stamp(template *corev1.Node, i int, extra map[string]string) *corev1.Node {
+	return Stamp(template, NodeName(i), extra)
+}
+
+// Stamp makes the node called name from the template, with extra labels
+// and the labels a kubelet would give it.
+func Stamp(template *corev1.Node, name string, extra map[string]string) *corev1.Node {
 	node := template.DeepCopy()
-	node.Name = NodeName(i)
+	node.Name = name
 	node.ResourceVersion, node.UID = "", ""
 	if node.Labels == nil {
 		node.Labels = map[string]string{}

@@ -1,0 +1,433 @@
+package v1alpha1
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ScenarioKind is the kind of a scenario file (`kubesim run FILE`).
+const ScenarioKind = "Scenario"
+
+// Scenario is a scheduling experiment as a file: the clusters it needs,
+// the steps to run on them, and what must hold along the way. Text of the
+// form ${name} is replaced by a parameter or a foreach value before the
+// file is read, so any field may use one.
+//
+// +kubebuilder:object:generate=false
+type Scenario struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// Name names the scenario in reports (default: the file's name).
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+
+	// Parameters are the values ${name} stands for; `--set name=value`
+	// overrides one.
+	Parameters map[string]string `json:"parameters,omitempty"`
+
+	// Cluster is the one cluster the steps run on; Clusters are several,
+	// each named, that steps choose by `cluster:`. Set one or the other.
+	Cluster  *ScenarioCluster  `json:"cluster,omitempty"`
+	Clusters []ScenarioCluster `json:"clusters,omitempty"`
+
+	Steps []Step `json:"steps"`
+}
+
+// ScenarioCluster is a cluster a scenario makes afresh (and deletes after),
+// or an existing one it uses as it is.
+//
+// +kubebuilder:object:generate=false
+type ScenarioCluster struct {
+	// Name is how steps refer to this cluster (`cluster: NAME`); it is not
+	// the name of the cluster made.
+	Name string `json:"name,omitempty"`
+	// Existing names a kubesim cluster to run on instead of making one;
+	// `kubesim run --cluster NAME` sets it for a one-cluster scenario.
+	Existing string `json:"existing,omitempty"`
+
+	NodeGroups []NodeGroup `json:"nodeGroups,omitempty"`
+
+	// The cluster's options, as in a Cluster file.
+	Stages        string              `json:"stages,omitempty"`
+	NodeLifecycle NodeLifecycle       `json:"nodeLifecycle,omitempty"`
+	Scheduler     Scheduler           `json:"scheduler,omitempty"`
+	Descheduler   Descheduler         `json:"descheduler,omitempty"`
+	ExtraArgs     map[string][]string `json:"extraArgs,omitempty"`
+	// The distributed-PDB controller (policy.kubesim.io) will be an option
+	// here once it lands; a field for it is deliberately absent until then,
+	// so a file asking for it is refused rather than silently ignored.
+}
+
+// NodeGroup is a set of alike nodes. The group without a name makes
+// node-000000, node-000001, … (as `kubesim scale node`); a group called
+// worker makes worker-0, worker-1, …
+//
+// +kubebuilder:object:generate=false
+type NodeGroup struct {
+	Name  string `json:"name,omitempty"`
+	Count int    `json:"count"`
+	// Labels are added to every node of the group; a value may use ${index},
+	// the node's number in its group (zone-${index}).
+	Labels   map[string]string   `json:"labels,omitempty"`
+	Capacity corev1.ResourceList `json:"capacity,omitempty"`
+	Taints   []corev1.Taint      `json:"taints,omitempty"`
+	// Template is the path of a v1 Node manifest (relative to the scenario
+	// file) the nodes are stamped from; default kubesim's node.
+	Template string `json:"template,omitempty"`
+}
+
+// Step is one thing to do: exactly one of its actions is set.
+//
+// +kubebuilder:object:generate=false
+type Step struct {
+	Name string `json:"name,omitempty"`
+	// Cluster names the scenario cluster the step acts on (default: the only one).
+	Cluster string `json:"cluster,omitempty"`
+	// ContinueOnError records the step's failure and goes on.
+	ContinueOnError bool `json:"continueOnError,omitempty"`
+	// Timeout bounds waits, drains and evictions (default 60s).
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	Apply      *ApplyStep       `json:"apply,omitempty"`
+	Delete     *ApplyStep       `json:"delete,omitempty"`
+	Scale      *ScaleStep       `json:"scale,omitempty"`
+	Label      *LabelStep       `json:"label,omitempty"`
+	Taint      *TaintStep       `json:"taint,omitempty"`
+	Cordon     *NodeRef         `json:"cordon,omitempty"`
+	Uncordon   *NodeRef         `json:"uncordon,omitempty"`
+	Drain      *DrainStep       `json:"drain,omitempty"`
+	Evict      *EvictStep       `json:"evict,omitempty"`
+	NodeStop   *NodeRef         `json:"nodeStop,omitempty"`
+	NodeStart  *NodeRef         `json:"nodeStart,omitempty"`
+	Deschedule *DescheduleStep  `json:"deschedule,omitempty"`
+	Wait       *WaitStep        `json:"wait,omitempty"`
+	Sleep      *metav1.Duration `json:"sleep,omitempty"`
+	Assert     []Assertion      `json:"assert,omitempty"`
+	Kubectl    Args             `json:"kubectl,omitempty"`
+	Foreach    *ForeachStep     `json:"foreach,omitempty"`
+
+	// Line is where the step starts in its file, for messages.
+	Line int `json:"-"`
+	// Iterations are Foreach's steps once per value, filled by the parser.
+	Iterations [][]Step `json:"-"`
+}
+
+// StepActions are the names of a step's actions, in the order above.
+var StepActions = []string{"apply", "delete", "scale", "label", "taint", "cordon", "uncordon", "drain",
+	"evict", "nodeStop", "nodeStart", "deschedule", "wait", "sleep", "assert", "kubectl", "foreach"}
+
+// Actions returns the actions set on a step; a valid step has one.
+func (s *Step) Actions() []string {
+	set := []bool{s.Apply != nil, s.Delete != nil, s.Scale != nil, s.Label != nil, s.Taint != nil,
+		s.Cordon != nil, s.Uncordon != nil, s.Drain != nil, s.Evict != nil, s.NodeStop != nil,
+		s.NodeStart != nil, s.Deschedule != nil, s.Wait != nil, s.Sleep != nil, s.Assert != nil,
+		s.Kubectl != nil, s.Foreach != nil}
+	var out []string
+	for i, ok := range set {
+		if ok {
+			out = append(out, StepActions[i])
+		}
+	}
+	return out
+}
+
+// ApplyStep names manifests: files (relative to the scenario file, each
+// may hold several documents) and inline objects.
+//
+// +kubebuilder:object:generate=false
+type ApplyStep struct {
+	File      string   `json:"file,omitempty"`
+	Files     []string `json:"files,omitempty"`
+	Resource  Object   `json:"resource,omitempty"`
+	Resources []Object `json:"resources,omitempty"`
+}
+
+// Object is a Kubernetes object (or part of one) as written in the file.
+type Object map[string]any
+
+// ScaleStep sets a workload's replicas (kind default Deployment) or the
+// number of nodes in a node group.
+//
+// +kubebuilder:object:generate=false
+type ScaleStep struct {
+	Kind      string  `json:"kind,omitempty"`
+	Name      string  `json:"name,omitempty"`
+	Namespace string  `json:"namespace,omitempty"`
+	NodeGroup *string `json:"nodeGroup,omitempty"`
+	Replicas  int32   `json:"replicas"`
+}
+
+// NodeRef picks nodes: `node-000000`, `[a, b]`, or `{selector: k=v}`.
+//
+// +kubebuilder:object:generate=false
+type NodeRef struct {
+	Names    []string `json:"names,omitempty"`
+	Selector string   `json:"selector,omitempty"`
+}
+
+// UnmarshalJSON takes a name, a list of names, or {names, selector}.
+func (n *NodeRef) UnmarshalJSON(data []byte) error {
+	var name string
+	if json.Unmarshal(data, &name) == nil {
+		n.Names = []string{name}
+		return nil
+	}
+	var names []string
+	if json.Unmarshal(data, &names) == nil {
+		n.Names = names
+		return nil
+	}
+	type plain NodeRef
+	var p plain
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return fmt.Errorf("want a node name, a list of names, or {names: [...], selector: k=v}: %v", err)
+	}
+	*n = NodeRef(p)
+	return nil
+}
+
+func (n NodeRef) String() string {
+	if n.Selector != "" {
+		return "nodes " + n.Selector
+	}
+	return strings.Join(n.Names, ",")
+}
+
+// LabelStep sets labels on nodes; a null value removes the label.
+//
+// +kubebuilder:object:generate=false
+type LabelStep struct {
+	Nodes  NodeRef            `json:"nodes"`
+	Labels map[string]*string `json:"labels"`
+}
+
+// TaintStep adds taints to nodes, or removes them (by key and effect).
+//
+// +kubebuilder:object:generate=false
+type TaintStep struct {
+	Nodes  NodeRef        `json:"nodes"`
+	Taints []corev1.Taint `json:"taints"`
+	Remove bool           `json:"remove,omitempty"`
+}
+
+// DrainStep cordons a node and evicts its pods through the eviction API,
+// as kubectl drain does. Expect says what must come of it: completes (the
+// default; refused evictions are retried until the timeout) or blocked (at
+// least one eviction is refused, each pod tried once).
+//
+// +kubebuilder:object:generate=false
+type DrainStep struct {
+	Node   NodeRef `json:"node"`
+	Expect string  `json:"expect,omitempty"`
+}
+
+// EvictStep evicts one pod, by name or the first (by name) a selector picks.
+// Expect: allowed (default) or refused.
+//
+// +kubebuilder:object:generate=false
+type EvictStep struct {
+	Pod       string `json:"pod,omitempty"`
+	Selector  string `json:"selector,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Expect    string `json:"expect,omitempty"`
+}
+
+// DescheduleStep runs one descheduler cycle with named profiles or a
+// policy file; DryRun asks the API server and changes nothing.
+//
+// +kubebuilder:object:generate=false
+type DescheduleStep struct {
+	Profiles []string `json:"profiles,omitempty"`
+	Policy   string   `json:"policy,omitempty"`
+	DryRun   bool     `json:"dryRun,omitempty"`
+}
+
+// WaitStep waits (watching, not polling) until its assertion holds, for at
+// most the step's timeout.
+//
+// +kubebuilder:object:generate=false
+type WaitStep struct {
+	Assertion `json:",inline"`
+}
+
+// ForeachStep runs its steps once per value, with ${Var} the value.
+//
+// +kubebuilder:object:generate=false
+type ForeachStep struct {
+	Var    string   `json:"var,omitempty"`
+	Values []string `json:"values"`
+	Steps  []Step   `json:"steps"`
+}
+
+// Args are kubectl's arguments: a list, or one string split at spaces.
+type Args []string
+
+// UnmarshalJSON takes a string or a list of strings.
+func (a *Args) UnmarshalJSON(data []byte) error {
+	var s string
+	if json.Unmarshal(data, &s) == nil {
+		*a = strings.Fields(s)
+		return nil
+	}
+	var list []string
+	if err := json.Unmarshal(data, &list); err != nil {
+		return fmt.Errorf("want kubectl's arguments as a string or a list of strings")
+	}
+	*a = list
+	return nil
+}
+
+// Assertion is one thing that must hold; exactly one of its checks is set.
+//
+// +kubebuilder:object:generate=false
+type Assertion struct {
+	// Name names the assertion in reports (default: a description of it).
+	Name string `json:"name,omitempty"`
+
+	Object     Object           `json:"object,omitempty"`
+	Pods       *PodsAssertion   `json:"pods,omitempty"`
+	Spread     *SpreadAssertion `json:"spread,omitempty"`
+	PerNode    *PerNodeAssert   `json:"perNode,omitempty"`
+	OnlyOn     *OnlyOnAssertion `json:"onlyOn,omitempty"`
+	Nodes      *NodesAssertion  `json:"nodes,omitempty"`
+	PDB        *PDBAssertion    `json:"pdb,omitempty"`
+	Evictions  *EvictionsAssert `json:"evictions,omitempty"`
+	Event      *EventAssertion  `json:"event,omitempty"`
+	RolledOut  *WorkloadRef     `json:"rolledOut,omitempty"`
+	CEL        string           `json:"cel,omitempty"`
+}
+
+// AssertionKinds are the names of an assertion's checks.
+var AssertionKinds = []string{"object", "pods", "spread", "perNode", "onlyOn", "nodes", "pdb", "evictions", "event", "rolledOut", "cel"}
+
+// Kinds returns the checks set on an assertion; a valid one has one.
+func (a *Assertion) Kinds() []string {
+	set := []bool{a.Object != nil, a.Pods != nil, a.Spread != nil, a.PerNode != nil, a.OnlyOn != nil,
+		a.Nodes != nil, a.PDB != nil, a.Evictions != nil, a.Event != nil, a.RolledOut != nil, a.CEL != ""}
+	var out []string
+	for i, ok := range set {
+		if ok {
+			out = append(out, AssertionKinds[i])
+		}
+	}
+	return out
+}
+
+// PodSet picks pods: by label selector (default all) in a namespace
+// (default "default"; "*" for all).
+//
+// +kubebuilder:object:generate=false
+type PodSet struct {
+	Selector  string `json:"selector,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// Count is an expected number: exactly Count, or between Min and Max.
+//
+// +kubebuilder:object:generate=false
+type Count struct {
+	Count *int `json:"count,omitempty"`
+	Min   *int `json:"min,omitempty"`
+	Max   *int `json:"max,omitempty"`
+}
+
+// PodsAssertion counts the pods of a set that are in a phase (Pending,
+// Running, …), ready or not, on a node or on nodes a selector picks.
+//
+// +kubebuilder:object:generate=false
+type PodsAssertion struct {
+	PodSet       `json:",inline"`
+	Count        `json:",inline"`
+	Phase        string `json:"phase,omitempty"`
+	Ready        *bool  `json:"ready,omitempty"`
+	Node         string `json:"node,omitempty"`
+	NodeSelector string `json:"nodeSelector,omitempty"`
+}
+
+// SpreadAssertion checks how the scheduled pods of a set spread over the
+// domains of a topology key (every value the key has on the nodes the node
+// selector picks, a domain with no pods counting 0): the difference between
+// the fullest and the emptiest at most MaxSkew, and, if given, the exact
+// count per domain.
+//
+// +kubebuilder:object:generate=false
+type SpreadAssertion struct {
+	PodSet       `json:",inline"`
+	TopologyKey  string         `json:"topologyKey"`
+	MaxSkew      *int           `json:"maxSkew,omitempty"`
+	NodeSelector string         `json:"nodeSelector,omitempty"`
+	Counts       map[string]int `json:"counts,omitempty"`
+}
+
+// PerNodeAssert bounds the pods of a set on any one node (max: 1 means no
+// two share a node).
+//
+// +kubebuilder:object:generate=false
+type PerNodeAssert struct {
+	PodSet `json:",inline"`
+	Max    int `json:"max"`
+}
+
+// OnlyOnAssertion checks that every scheduled pod of a set is on one of
+// the nodes picked.
+//
+// +kubebuilder:object:generate=false
+type OnlyOnAssertion struct {
+	PodSet `json:",inline"`
+	Nodes  NodeRef `json:"nodes"`
+}
+
+// NodesAssertion counts the nodes picked that are Ready (or not).
+//
+// +kubebuilder:object:generate=false
+type NodesAssertion struct {
+	Nodes NodeRef `json:"nodes,omitempty"`
+	Ready *bool   `json:"ready,omitempty"`
+	Count `json:",inline"`
+}
+
+// PDBAssertion checks a PodDisruptionBudget's status.
+//
+// +kubebuilder:object:generate=false
+type PDBAssertion struct {
+	Name               string `json:"name"`
+	Namespace          string `json:"namespace,omitempty"`
+	DisruptionsAllowed *int32 `json:"disruptionsAllowed,omitempty"`
+	CurrentHealthy     *int32 `json:"currentHealthy,omitempty"`
+}
+
+// EvictionsAssert counts the evictions the last drain, evict or deschedule
+// step made (or, in a dry run, would make) and those refused.
+//
+// +kubebuilder:object:generate=false
+type EvictionsAssert struct {
+	Made    *int `json:"made,omitempty"`
+	Refused *int `json:"refused,omitempty"`
+}
+
+// EventAssertion checks that an Event was recorded: its reason, the kind
+// and name (a prefix with a trailing *) of its object, words of its message.
+//
+// +kubebuilder:object:generate=false
+type EventAssertion struct {
+	Reason    string `json:"reason"`
+	Namespace string `json:"namespace,omitempty"`
+	Kind      string `json:"kind,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Message   string `json:"message,omitempty"`
+}
+
+// WorkloadRef names a workload (kind default Deployment).
+//
+// +kubebuilder:object:generate=false
+type WorkloadRef struct {
+	Kind      string `json:"kind,omitempty"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+}

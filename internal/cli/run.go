@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+
+	"github.com/kubesim/kubesim/internal/cluster"
+	"github.com/kubesim/kubesim/internal/scenario"
+)
+
+func newRunCommand() *cobra.Command {
+	var o scenario.Options
+	var set []string
+	var kubeconfig string
+	cmd := &cobra.Command{
+		Use:   "run SCENARIO...",
+		Short: "Run scenario files: make a cluster, run the steps, check the assertions, report",
+		Long: "Run kubesim.io/v1alpha1 Scenario files in turn, each on a fresh cluster deleted after it\n" +
+			"(--keep leaves it; --cluster runs on an existing one). Exits 0 only if every step and\n" +
+			"assertion passed.",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, files []string) error {
+			o.Set = map[string]string{}
+			for _, kv := range set {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || k == "" {
+					return fmt.Errorf("--set %q: want name=value", kv)
+				}
+				o.Set[k] = v
+			}
+			p, err := cluster.NewProvider(kubeconfig, io.Discard)
+			if err != nil {
+				return err
+			}
+			o.Provider, o.Out, o.Terminal = p, cmd.OutOrStdout(), isTerminal(cmd.OutOrStdout())
+			// The summary is the output; upstream's log lines would be noise.
+			klog.SetOutput(io.Discard)
+			klog.LogToStderr(false)
+			_, err = scenario.Run(cmd.Context(), files, o)
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Cluster, "cluster", "", "run on this existing cluster instead of making one")
+	fl.BoolVar(&o.Keep, "keep", false, "leave the clusters the run made")
+	fl.StringArrayVar(&set, "set", nil, "override a parameter: name=value (repeatable)")
+	fl.StringVar(&o.JUnit, "junit", "", "write JUnit XML here (a test case per assertion)")
+	fl.StringVar(&o.Report, "report", "", "write a self-contained HTML report here")
+	fl.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig the clusters' contexts are written to (default $KUBECONFIG or ~/.kube/config)")
+	return cmd
+}

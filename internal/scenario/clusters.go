@@ -1,0 +1,288 @@
+package scenario
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/cluster"
+	"github.com/kubesim/kubesim/internal/scale"
+)
+
+// target is one cluster a scenario runs on, with its clients and what
+// the last drain, evict or deschedule did on it.
+type target struct {
+	spec     *v1alpha1.ScenarioCluster
+	name     string // the kubesim cluster's name
+	made     bool   // made by this run, deleted after it
+	cfg      *rest.Config
+	client   kubernetes.Interface
+	dynamic  dynamic.Interface
+	mapper   *restmapper.DeferredDiscoveryRESTMapper
+	factory  informers.SharedInformerFactory
+	changed  chan struct{} // a pod or node changed
+	last     *disruption
+	evicted  map[string]bool // pods evicted in this run, for the pictures
+	stopInfo context.CancelFunc
+}
+
+// disruption is what the last drain, evict or deschedule asked for.
+type disruption struct {
+	What    string
+	Made    []string
+	Refused []string
+}
+
+// clusterName is a fresh cluster's name: the scenario's, shortened, and
+// a random suffix, so runs never collide.
+func clusterName(scenario, key string) string {
+	s := strings.Trim(regexp.MustCompile(`[^a-z0-9-]+`).ReplaceAllString(strings.ToLower(scenario+"-"+key), "-"), "-")
+	if len(s) > 40 {
+		s = strings.Trim(s[:40], "-")
+	}
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return "scn-" + s + "-" + hex.EncodeToString(b)
+}
+
+// setUp makes (or opens) a scenario cluster and its nodes.
+func setUp(ctx context.Context, p *cluster.Provider, spec *v1alpha1.ScenarioCluster, scenario string) (*target, error) {
+	t := &target{spec: spec, name: spec.Existing}
+	if t.name == "" {
+		t.name, t.made = clusterName(scenario, spec.Name), true
+		c := ClusterConfig(spec, t.name)
+		if err := p.Create(ctx, c, cluster.CreateOptions{Wait: 3 * time.Minute}); err != nil {
+			return t, fmt.Errorf("creating cluster %s: %w", t.name, err)
+		}
+	}
+	cfg, err := p.RESTConfig(t.name)
+	if err != nil {
+		return t, err
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	t.cfg = cfg
+	if t.client, err = kubernetes.NewForConfig(cfg); err != nil {
+		return t, err
+	}
+	if t.dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+		return t, err
+	}
+	t.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(t.client.Discovery()))
+	t.evicted = map[string]bool{}
+	t.startInformers()
+	if err := t.makeNodes(ctx); err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
+// startInformers watches pods and nodes, so waits wake on a change
+// rather than poll.
+func (t *target) startInformers() {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.stopInfo = cancel
+	t.changed = make(chan struct{}, 1)
+	t.factory = informers.NewSharedInformerFactory(t.client, 0)
+	notify := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { t.notify() },
+		UpdateFunc: func(any, any) { t.notify() },
+		DeleteFunc: func(any) { t.notify() },
+	}
+	_, _ = t.factory.Core().V1().Pods().Informer().AddEventHandler(notify)
+	_, _ = t.factory.Core().V1().Nodes().Informer().AddEventHandler(notify)
+	_, _ = t.factory.Policy().V1().PodDisruptionBudgets().Informer().AddEventHandler(notify)
+	_, _ = t.factory.Apps().V1().Deployments().Informer().AddEventHandler(notify)
+	t.factory.Start(ctx.Done())
+}
+
+func (t *target) notify() {
+	select {
+	case t.changed <- struct{}{}:
+	default:
+	}
+}
+
+// tearDown stops the watches and deletes a cluster this run made,
+// unless keep.
+func (t *target) tearDown(p *cluster.Provider, keep bool) error {
+	if t.stopInfo != nil {
+		t.stopInfo()
+		t.factory.Shutdown()
+	}
+	if !t.made || keep {
+		return nil
+	}
+	return p.Delete(context.Background(), t.name)
+}
+
+// groupNodeName is the name of the i-th node of a group.
+func groupNodeName(group string, i int) string {
+	if group == "" {
+		return scale.NodeName(i)
+	}
+	return group + "-" + strconv.Itoa(i)
+}
+
+// makeNodes creates every node group's nodes and waits until they are
+// Ready.
+func (t *target) makeNodes(ctx context.Context) error {
+	var names []string
+	for i := range t.spec.NodeGroups {
+		g := &t.spec.NodeGroups[i]
+		made, err := t.scaleGroup(ctx, g, g.Count)
+		if err != nil {
+			return err
+		}
+		names = append(names, made...)
+	}
+	return t.waitNodesReady(ctx, names, 3*time.Minute)
+}
+
+// scaleGroup makes the group have count nodes; it returns their names.
+func (t *target) scaleGroup(ctx context.Context, g *v1alpha1.NodeGroup, count int) ([]string, error) {
+	template := scale.DefaultTemplate()
+	if g.Template != "" {
+		data, err := os.ReadFile(g.Template)
+		if err != nil {
+			return nil, err
+		}
+		if template, err = scale.ParseTemplate(data); err != nil {
+			return nil, err
+		}
+	}
+	if len(g.Capacity) > 0 {
+		for k, v := range g.Capacity {
+			template.Status.Capacity[k] = v
+			template.Status.Allocatable[k] = v
+		}
+	}
+	template.Spec.Taints = append(template.Spec.Taints, g.Taints...)
+	names := make([]string, count)
+	for i := range count {
+		names[i] = groupNodeName(g.Name, i)
+	}
+	err := scale.Parallel(ctx, count, 16, func(ctx context.Context, i int) error {
+		extra := map[string]string{"kubesim.io/node-group": g.Name}
+		if g.Name == "" {
+			extra["kubesim.io/node-group"] = "node"
+		}
+		for k, v := range g.Labels {
+			extra[k] = strings.ReplaceAll(v, "${index}", strconv.Itoa(i))
+		}
+		_, err := t.client.CoreV1().Nodes().Create(ctx, scale.Stamp(template, names[i], extra), metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("making nodes of group %q: %w", g.Name, err)
+	}
+	// Fewer than before: delete the highest numbered.
+	existing, err := t.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "kubesim.io/node-group=" + groupLabel(g.Name)})
+	if err != nil {
+		return nil, err
+	}
+	keep := map[string]bool{}
+	for _, n := range names {
+		keep[n] = true
+	}
+	for _, n := range existing.Items {
+		if !keep[n.Name] {
+			if err := t.client.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return nil, err
+			}
+		}
+	}
+	return names, nil
+}
+
+func groupLabel(name string) string {
+	if name == "" {
+		return "node"
+	}
+	return name
+}
+
+// waitNodesReady waits, watching, until the named nodes are Ready.
+func (t *target) waitNodesReady(ctx context.Context, names []string, timeout time.Duration) error {
+	lister := t.factory.Core().V1().Nodes().Lister()
+	return t.until(ctx, timeout, func() (bool, string) {
+		ready := 0
+		for _, n := range names {
+			node, err := lister.Get(n)
+			if err == nil && scale.IsReady(node) {
+				ready++
+			}
+		}
+		return ready == len(names), fmt.Sprintf("%d of %d nodes Ready", ready, len(names))
+	})
+}
+
+// until calls cond at once and again on every watched change (and each
+// second, for what is not watched) until it holds or timeout passes.
+func (t *target) until(ctx context.Context, timeout time.Duration, cond func() (bool, string)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	t.factory.WaitForCacheSync(ctx.Done())
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		ok, state := cond()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not after %s: %s", timeout, state)
+		case <-t.changed:
+		case <-tick.C:
+		}
+	}
+}
+
+// nodes resolves a NodeRef to node names.
+func (t *target) nodes(ctx context.Context, ref v1alpha1.NodeRef) ([]string, error) {
+	if ref.Selector == "" {
+		return ref.Names, nil
+	}
+	sel, err := labels.Parse(ref.Selector)
+	if err != nil {
+		return nil, err
+	}
+	list, err := t.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range list.Items {
+		out = append(out, n.Name)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no node matches %s", ref.Selector)
+	}
+	return out, nil
+}
+
+var _ = corev1.NodeReady
+var _ io.Writer

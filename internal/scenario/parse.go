@@ -1,0 +1,358 @@
+// Package scenario reads scenario files (kubesim.io/v1alpha1 Scenario),
+// runs their steps against simulated clusters, checks their assertions and
+// writes what happened as a terminal summary, JUnit XML and an HTML report.
+package scenario
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/manifest"
+)
+
+// File is a parsed scenario and where it came from.
+type File struct {
+	Path     string
+	Scenario *v1alpha1.Scenario
+}
+
+var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+var reference = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// Load reads and checks a scenario file: parameters substituted (set
+// overrides the file's), foreach expanded, every field known. Errors
+// name the file, the line and the field. used collects the parameter
+// names the file declares.
+func Load(path string, set map[string]string, used map[string]bool) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := parse(data, set, used, filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("%s:%w", path, err)
+	}
+	if s.Name == "" {
+		s.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	return &File{Path: path, Scenario: s}, nil
+}
+
+// lineError is an error at a line of the file; it prints as "12: ...".
+func lineError(n *yaml.Node, format string, args ...any) error {
+	line := 0
+	if n != nil {
+		line = n.Line
+	}
+	return fmt.Errorf("%d: %s", line, fmt.Sprintf(format, args...))
+}
+
+func parse(data []byte, set map[string]string, used map[string]bool, dir string) (*v1alpha1.Scenario, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		msg := strings.Join(strings.Fields(strings.TrimPrefix(err.Error(), "yaml: ")), " ")
+		line := "0"
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			line, msg = m[1], m[2]
+		}
+		return nil, fmt.Errorf("%s: not valid YAML: %s (quote a ${name} inside {...}: \"${name}\")", line, msg)
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("1: not a Scenario: want a mapping with apiVersion: %s and kind: %s", v1alpha1.GroupVersion, v1alpha1.ScenarioKind)
+	}
+	root := doc.Content[0]
+	if err := checkKind(root); err != nil {
+		return nil, err
+	}
+	params := map[string]string{}
+	if p := child(root, "parameters"); p != nil {
+		if p.Kind != yaml.MappingNode {
+			return nil, lineError(p, "parameters: want a mapping of names to values, such as replicas: 3")
+		}
+		for i := 0; i+1 < len(p.Content); i += 2 {
+			p.Content[i+1].Tag = "!!str" // replicas: 3 is the text 3 until used
+			params[p.Content[i].Value] = p.Content[i+1].Value
+			used[p.Content[i].Value] = true
+		}
+	}
+	for k, v := range set {
+		if _, ok := params[k]; ok {
+			params[k] = v
+		}
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value != "parameters" {
+			substitute(root.Content[i+1], params)
+		}
+	}
+	steps := child(root, "steps")
+	if steps == nil || steps.Kind != yaml.SequenceNode || len(steps.Content) == 0 {
+		return nil, lineError(orNode(steps, root), "steps: required, a list of steps (apply, drain, assert, …)")
+	}
+	if err := expandSteps(steps); err != nil {
+		return nil, err
+	}
+	if err := leftovers(root, params); err != nil {
+		return nil, err
+	}
+	// Each step on its own first: a type error's path names no list
+	// index, and this way its line is at least the step's.
+	for i, n := range steps.Content {
+		if err := decodeNode(n, &v1alpha1.Step{}, fmt.Sprintf("steps[%d]", i)); err != nil {
+			return nil, err
+		}
+	}
+	s := &v1alpha1.Scenario{}
+	if err := decodeNode(root, s, ""); err != nil {
+		return nil, err
+	}
+	if err := attachLines(s.Steps, steps, "steps"); err != nil {
+		return nil, err
+	}
+	if err := validate(s, root, dir); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func checkKind(root *yaml.Node) error {
+	kind, apiVersion := child(root, "kind"), child(root, "apiVersion")
+	switch {
+	case kind == nil:
+		return lineError(root, "not a Scenario (no kind); want apiVersion: %s and kind: %s", v1alpha1.GroupVersion, v1alpha1.ScenarioKind)
+	case kind.Value != v1alpha1.ScenarioKind:
+		return lineError(kind, "kind: got %s, want %s", kind.Value, v1alpha1.ScenarioKind)
+	case apiVersion == nil || apiVersion.Value != v1alpha1.GroupVersion:
+		return lineError(orNode(apiVersion, root), "apiVersion: want %s", v1alpha1.GroupVersion)
+	}
+	return nil
+}
+
+func orNode(n, fallback *yaml.Node) *yaml.Node {
+	if n != nil {
+		return n
+	}
+	return fallback
+}
+
+// child returns the value of key in a mapping node, or nil.
+func child(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// substitute replaces ${name} in every scalar under n by vars[name]. A
+// scalar that is one reference and nothing else, quoted or not, takes the
+// type of its value (replicas: "${n}" is a number), so references can be
+// quoted inside {flow: mappings}.
+func substitute(n *yaml.Node, vars map[string]string) {
+	if n.Kind == yaml.ScalarNode {
+		if m := reference.FindStringSubmatch(n.Value); m != nil && m[0] == n.Value {
+			if v, ok := vars[m[1]]; ok {
+				n.Value, n.Tag, n.Style = v, "", 0
+				return
+			}
+		}
+		out := reference.ReplaceAllStringFunc(n.Value, func(ref string) string {
+			if v, ok := vars[reference.FindStringSubmatch(ref)[1]]; ok {
+				return v
+			}
+			return ref
+		})
+		if out != n.Value {
+			n.Value = out
+			if n.Style == 0 {
+				n.Tag = ""
+			}
+		}
+	}
+	for _, c := range n.Content {
+		substitute(c, vars)
+	}
+}
+
+// expandSteps replaces, in a list of steps, each foreach's steps by one
+// copy per value with ${var} substituted, innermost last.
+func expandSteps(steps *yaml.Node) error {
+	for _, step := range steps.Content {
+		fe := child(step, "foreach")
+		if fe == nil {
+			continue
+		}
+		if fe.Kind != yaml.MappingNode {
+			return lineError(fe, "foreach: want {var: NAME, values: [...], steps: [...]}")
+		}
+		name := "item"
+		if v := child(fe, "var"); v != nil {
+			name = v.Value
+		}
+		values, body := child(fe, "values"), child(fe, "steps")
+		if values == nil || values.Kind != yaml.SequenceNode || len(values.Content) == 0 {
+			return lineError(orNode(values, fe), "foreach.values: required, a list such as [3, 4, 5]")
+		}
+		if body == nil || body.Kind != yaml.SequenceNode || len(body.Content) == 0 {
+			return lineError(orNode(body, fe), "foreach.steps: required, the steps to repeat")
+		}
+		expanded := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: body.Line, Column: body.Column}
+		for _, v := range values.Content {
+			if v.Kind != yaml.ScalarNode {
+				return lineError(v, "foreach.values: each value must be a scalar, such as 3 or zone-a")
+			}
+			v.Tag = "!!str"
+			c := clone(body)
+			substitute(c, map[string]string{name: v.Value})
+			if err := expandSteps(c); err != nil {
+				return err
+			}
+			expanded.Content = append(expanded.Content, c.Content...)
+		}
+		for i := 0; i+1 < len(fe.Content); i += 2 {
+			if fe.Content[i].Value == "steps" {
+				fe.Content[i+1] = expanded
+			}
+		}
+	}
+	return nil
+}
+
+func clone(n *yaml.Node) *yaml.Node {
+	c := *n
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, k := range n.Content {
+		c.Content[i] = clone(k)
+	}
+	return &c
+}
+
+// leftovers reports a ${name} nothing defined; ${index} in node labels
+// is the node's number, filled in when the nodes are made.
+func leftovers(n *yaml.Node, params map[string]string) error {
+	if n.Kind == yaml.ScalarNode {
+		for _, m := range reference.FindAllStringSubmatch(n.Value, -1) {
+			if m[1] != "index" {
+				names := slices.Sorted(func(yield func(string) bool) {
+					for k := range params {
+						if !yield(k) {
+							return
+						}
+					}
+				})
+				return lineError(n, "${%s} is neither a parameter (%s) nor a foreach variable; add it under parameters:", m[1], strings.Join(names, ", "))
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if err := leftovers(c, params); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeNode decodes n into out strictly; an error names the line of the
+// field at fault and its path (prefixed by prefix).
+func decodeNode(n *yaml.Node, out any, prefix string) error {
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return lineError(n, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return lineError(n, "cannot be read as JSON: %v", err)
+	}
+	if err := manifest.DecodeJSON(data, out); err != nil {
+		path := errorPath(err.Error())
+		msg := err.Error()
+		if prefix != "" {
+			msg = strings.Replace(msg, path, prefix+"."+path, 1)
+		}
+		return lineError(find(n, path), "%s", msg)
+	}
+	return nil
+}
+
+var quotedField = regexp.MustCompile(`field "([^"]+)"`)
+
+// errorPath is the field path a decoding error names.
+func errorPath(msg string) string {
+	if m := quotedField.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	path, _, _ := strings.Cut(msg, ": ")
+	return path
+}
+
+// find follows a path such as steps[2].drain.expect (or steps.2.drain)
+// as far as it goes and returns the node it reached.
+func find(n *yaml.Node, path string) *yaml.Node {
+	for _, tok := range strings.FieldsFunc(path, func(r rune) bool { return r == '.' || r == '[' || r == ']' }) {
+		var next *yaml.Node
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == tok {
+					next = n.Content[i+1]
+					if next.Kind == yaml.ScalarNode {
+						next = n.Content[i] // the key's line
+					}
+				}
+			}
+		case yaml.SequenceNode:
+			if i, err := strconv.Atoi(tok); err == nil && i < len(n.Content) {
+				next = n.Content[i]
+			}
+		}
+		if next == nil {
+			return n
+		}
+		n = next
+	}
+	return n
+}
+
+// attachLines sets each step's line, and a foreach's iterations.
+func attachLines(steps []v1alpha1.Step, nodes *yaml.Node, path string) error {
+	for i := range steps {
+		s, n := &steps[i], nodes.Content[i]
+		s.Line = n.Line
+		if s.Foreach == nil {
+			continue
+		}
+		body := child(child(n, "foreach"), "steps")
+		if err := attachLines(s.Foreach.Steps, body, fmt.Sprintf("%s[%d].foreach.steps", path, i)); err != nil {
+			return err
+		}
+		per := len(s.Foreach.Steps) / len(s.Foreach.Values)
+		for j := range s.Foreach.Values {
+			s.Iterations = append(s.Iterations, s.Foreach.Steps[j*per:(j+1)*per])
+		}
+	}
+	return nil
+}
+
+// parseSelector checks a label selector at parse time.
+func parseSelector(s string) error {
+	if s == "" {
+		return nil
+	}
+	_, err := labels.Parse(s)
+	return err
+}

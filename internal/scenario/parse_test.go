@@ -1,0 +1,91 @@
+package scenario
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func load(t *testing.T, text string, set map[string]string) (*File, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return Load(path, set, map[string]bool{})
+}
+
+const head = "apiVersion: kubesim.io/v1alpha1\nkind: Scenario\n"
+
+func TestLoadSubstitutesParametersAndExpandsForeach(t *testing.T) {
+	f, err := load(t, head+`parameters: {n: "3"}
+cluster: {nodeGroups: [{count: 2}]}
+steps:
+- scale: {name: web, replicas: "${n}"}
+- foreach:
+    var: r
+    values: [4, 5]
+    steps:
+    - scale: {name: web, replicas: "${r}"}
+    - assert: [{pods: {selector: app=web, count: "${r}"}}]
+`, map[string]string{"n": "7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Scenario
+	if s.Name != "s" || s.Steps[0].Scale.Replicas != 7 {
+		t.Errorf("name %q, replicas %d; want s and 7 (--set)", s.Name, s.Steps[0].Scale.Replicas)
+	}
+	it := s.Steps[1].Iterations
+	if len(it) != 2 || len(it[1]) != 2 || it[1][0].Scale.Replicas != 5 || *it[1][1].Assert[0].Pods.Count.Count != 5 {
+		t.Fatalf("iterations: %+v", it)
+	}
+	if it[0][0].Line != 11 {
+		t.Errorf("line of an expanded step: %d, want 11", it[0][0].Line)
+	}
+}
+
+func TestLoadErrorsNameLineAndField(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{head + "steps:\n- drain: {node: a, expct: blocked}\n", `:4: unknown field "steps[0].drain.expct"`},
+		{head + "steps:\n- drain: {node: a, expect: maybe}\n", `:4: steps[0].drain: expect: "maybe"; use completes or blocked`},
+		{head + "steps:\n- sleep: 1s\n  wait: {pods: {count: 1}}\n", ":4: steps[0]: has wait and sleep; one action per step"},
+		{head + "steps:\n- scale: {name: web, replicas: \"${nope}\"}\n", ":4: ${nope} is neither a parameter"},
+		{head + "steps:\n- assert: [{cel: 'pods.size() >'}]\n", ":4: steps[0].assert: [0]: cel:"},
+		{head + "steps:\n- scale: {name: web,\n    replicas: many}\n", ":5: steps[0].scale.replicas: must be an integer"},
+		{head + "cluster: {stages: slow}\nsteps:\n- sleep: 1s\n", `:3: stages: "slow" is not a stage set`},
+		{"apiVersion: v1\nkind: Pod\n", "kind: got Pod, want Scenario"},
+		{head + "steps:\n- scale: {name: web, replicas: ${x}}\n", "not valid YAML"},
+		{head + "steps:\n- cluster: b\n  sleep: 1s\n", `steps[0].cluster: no cluster named "b"`},
+	} {
+		_, err := load(t, tc.text, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q:\n got %v\nwant %s", tc.text, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("error spans lines: %q", err)
+		}
+	}
+}
+
+func TestLoadRefusesUnknownSet(t *testing.T) {
+	used := map[string]bool{}
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(path, []byte(head+"parameters: {a: 1}\nsteps:\n- sleep: 1s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path, map[string]string{"b": "2"}, used); err != nil || !used["a"] || used["b"] {
+		t.Errorf("used %v, err %v", used, err)
+	}
+}
+
+func TestSubsetMatchesPartialObjects(t *testing.T) {
+	got := map[string]any{"spec": map[string]any{"replicas": int64(3), "x": "y"}, "list": []any{map[string]any{"a": "1", "b": "2"}}}
+	if where, ok := subset(map[string]any{"spec": map[string]any{"replicas": int64(3)}, "list": []any{map[string]any{"a": "1"}}}, got, ""); !ok {
+		t.Errorf("partial match failed at %s", where)
+	}
+	if where, ok := subset(map[string]any{"spec": map[string]any{"replicas": int64(4)}}, got, ""); ok || where != "spec.replicas: want 4, got 3" {
+		t.Errorf("mismatch reported as %q", where)
+	}
+}

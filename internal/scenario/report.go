@@ -1,0 +1,197 @@
+package scenario
+
+import (
+	"fmt"
+	"html"
+	"html/template"
+	"io"
+	"strings"
+)
+
+// palette colours workloads, in order of first appearance.
+var palette = []string{"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"}
+
+func colour(i int) string {
+	if i < 0 {
+		return "#999"
+	}
+	return palette[i%len(palette)]
+}
+
+// svg draws a placement: a box per topology domain, in it a box per
+// node, in that a dot per pod in its workload's colour; pending pods in
+// a row of their own, hollow; evicted pods dashed.
+func svg(pl *Placement) template.HTML {
+	if pl == nil {
+		return ""
+	}
+	const nodeW, nodeH, dot, perRow = 120, 74, 12, 8
+	var b strings.Builder
+	y, maxWidth := 0, 0
+	var body strings.Builder
+	for _, d := range pl.Domains {
+		x := 8
+		width := 16 + len(d.Nodes)*(nodeW+8)
+		fmt.Fprintf(&body, `<g transform="translate(0,%d)"><rect x="2" y="0" width="%d" height="%d" rx="6" class="domain"/>`, y, width, nodeH+30)
+		label := d.Value
+		if pl.Key != "" {
+			label = pl.Key + "=" + d.Value
+		}
+		fmt.Fprintf(&body, `<text x="10" y="15" class="dlabel">%s</text>`, html.EscapeString(label))
+		for _, n := range d.Nodes {
+			cls := "node"
+			if !n.Ready {
+				cls += " notready"
+			}
+			if n.Unschedulable || n.Tainted {
+				cls += " cordoned"
+			}
+			fmt.Fprintf(&body, `<g transform="translate(%d,22)"><rect width="%d" height="%d" rx="4" class="%s"><title>%s</title></rect>`, x, nodeW, nodeH, cls, html.EscapeString(n.Name))
+			fmt.Fprintf(&body, `<text x="4" y="12" class="nlabel">%s</text>`, html.EscapeString(short(n.Name)))
+			for i, p := range n.Pods {
+				cx, cy := 10+(i%perRow)*14, 26+(i/perRow)*14
+				if cy > nodeH-6 {
+					break
+				}
+				fill, stroke := colour(p.Workload), "none"
+				if p.Phase != "Running" {
+					stroke = "#000"
+				}
+				fmt.Fprintf(&body, `<circle cx="%d" cy="%d" r="%d" fill="%s" stroke="%s"><title>%s %s (%s)</title></circle>`, cx, cy, dot/2, fill, stroke,
+					html.EscapeString(p.Name), html.EscapeString(pl.Colors[p.Workload].Name), p.Phase)
+			}
+			fmt.Fprintf(&body, `<text x="%d" y="%d" class="count">%d</text></g>`, nodeW-4, nodeH-4, len(n.Pods))
+			x += nodeW + 8
+		}
+		body.WriteString("</g>")
+		y += nodeH + 38
+		if width > maxWidth {
+			maxWidth = width
+		}
+	}
+	row := func(title string, pods []PodMark, cls string) {
+		if len(pods) == 0 {
+			return
+		}
+		fmt.Fprintf(&body, `<text x="6" y="%d" class="dlabel">%s (%d)</text>`, y+12, title, len(pods))
+		for i, p := range pods {
+			cx, cy := 130+(i%40)*14, y+8+(i/40)*14
+			fill := colour(p.Workload)
+			fmt.Fprintf(&body, `<circle cx="%d" cy="%d" r="%d" fill="%s" class="%s"><title>%s</title></circle>`, cx, cy, dot/2, fill, cls, html.EscapeString(p.Name))
+		}
+		y += 20 + (len(pods)-1)/40*14
+	}
+	row("pending", pl.Pending, "pending")
+	row("evicted so far", pl.Evicted, "evicted")
+	w := max(maxWidth, 700)
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" class="placement">%s</svg>`, w+4, y+4, body.String())
+	var legend strings.Builder
+	for i, c := range pl.Colors {
+		fmt.Fprintf(&legend, `<span class="chip" style="background:%s"></span>%s `, colour(i), html.EscapeString(c.Name))
+	}
+	return template.HTML(b.String() + `<div class="legend">` + legend.String() + `</div>`)
+}
+
+// short keeps a node name readable in its box.
+func short(name string) string {
+	if len(name) > 17 {
+		return name[:8] + "…" + name[len(name)-7:]
+	}
+	return name
+}
+
+var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"svg":     svg,
+	"secs":    func(d interface{ Seconds() float64 }) string { return fmt.Sprintf("%.1fs", d.Seconds()) },
+	"barLeft": func(r *Result, s *StepResult) string { return pct(s.Start.Seconds(), r.Duration.Seconds()) },
+	"barWidth": func(r *Result, s *StepResult) string {
+		return pct(max(s.Duration.Seconds(), r.Duration.Seconds()/400), r.Duration.Seconds())
+	},
+	"failed": func(s *StepResult) bool {
+		if s.Error != "" {
+			return true
+		}
+		for _, a := range s.Assertions {
+			if !a.Passed {
+				return true
+			}
+		}
+		return false
+	},
+}).Parse(reportHTML))
+
+func pct(a, b float64) string {
+	if b <= 0 {
+		return "0%"
+	}
+	return fmt.Sprintf("%.2f%%", 100*a/b)
+}
+
+// WriteReport writes one self-contained HTML page (inline CSS, SVG and
+// script; nothing fetched) with each scenario's timeline, its assertion
+// points as placement pictures, and each failure's expected and actual.
+func WriteReport(w io.Writer, results []*Result) error {
+	return reportTemplate.Execute(w, results)
+}
+
+const reportHTML = `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>kubesim scenarios</title>
+<script>window.reportErrors=[];window.addEventListener("error",function(e){window.reportErrors.push(String(e.message));document.documentElement.setAttribute("data-script-errors",window.reportErrors.join("; "));});</script>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:20px;color:#222}
+h1{font-size:20px}h2{font-size:17px;margin-top:28px}
+.pass{color:#2a7a2a}.fail{color:#c0392b}
+.timeline{position:relative;height:auto;border:1px solid #ddd;padding:4px;margin:8px 0}
+.tl{position:relative;height:18px;margin:2px 0}
+.tl .bar{position:absolute;top:3px;height:12px;background:#59a14f;border-radius:2px;min-width:2px}
+.tl.failed .bar{background:#e15759}
+.tl .lbl{position:absolute;left:0;font-size:11px;white-space:nowrap;z-index:1;background:rgba(255,255,255,.7)}
+table.steps{border-collapse:collapse;margin:8px 0}table.steps td,table.steps th{border-bottom:1px solid #eee;padding:3px 8px;text-align:left;vertical-align:top}
+.step{border:1px solid #ddd;border-radius:6px;margin:10px 0;padding:8px}
+.step.failed{border-color:#e15759}
+.expect{font-family:monospace;background:#fdf1f0;padding:6px;white-space:pre-wrap}
+.domain{fill:#f6f7f9;stroke:#c9ced6}.node{fill:#fff;stroke:#8a94a6}.node.notready{fill:#fde2e2}.node.cordoned{stroke-dasharray:4 2;fill:#f1f1f1}
+.dlabel{font-size:12px;font-weight:600}.nlabel{font-size:10px;fill:#444}.count{font-size:10px;text-anchor:end;fill:#888}
+.pending{fill-opacity:.15;stroke:#000}.evicted{fill-opacity:.2;stroke:#c0392b;stroke-dasharray:2 2}
+.chip{display:inline-block;width:10px;height:10px;border-radius:5px;margin:0 4px 0 10px}
+.legend{font-size:12px;margin:4px 0}
+button.toggle{font-size:12px}
+</style></head>
+<body>
+<h1>kubesim scenarios</h1>
+<p id="summary"></p>
+{{range $r := .}}
+<section class="scenario" data-passed="{{$r.Passed}}">
+<h2>{{if $r.Passed}}<span class="pass">✓</span>{{else}}<span class="fail">✗</span>{{end}} {{$r.Name}} <small>({{$r.File}}, {{secs $r.Duration}})</small></h2>
+{{if $r.Setup}}<div class="expect">clusters: {{$r.Setup}}</div>{{end}}
+<div class="timeline">{{range $s := $r.Steps}}<div class="tl{{if failed $s}} failed{{end}}"><span class="lbl">{{$s.Name}} {{secs $s.Duration}}</span><div class="bar" style="left:{{barLeft $r $s}};width:{{barWidth $r $s}}"></div></div>{{end}}</div>
+<button class="toggle" type="button">show only failures</button>
+{{range $s := $r.Steps}}{{if or $s.Placement $s.Assertions $s.Error}}
+<div class="step{{if failed $s}} failed{{end}}">
+<b>{{if failed $s}}<span class="fail">✗</span>{{else}}<span class="pass">✓</span>{{end}} {{$s.Name}}</b> <small>line {{$s.Line}}, at {{secs $s.Start}}, took {{secs $s.Duration}}</small>
+{{if $s.Detail}}<div><small>{{$s.Detail}}</small></div>{{end}}
+{{if $s.Error}}<div class="expect">{{$s.Error}}</div>{{end}}
+{{range $a := $s.Assertions}}<div>{{if $a.Passed}}<span class="pass">✓</span>{{else}}<span class="fail">✗</span>{{end}} {{$a.Name}}
+{{if not $a.Passed}}<div class="expect">expected: {{$a.Expected}}
+actual:   {{$a.Actual}}</div>{{end}}</div>{{end}}
+{{svg $s.Placement}}
+</div>{{end}}{{end}}
+</section>
+{{end}}
+<script>
+(function(){
+  var all=document.querySelectorAll("section.scenario"), failed=0;
+  all.forEach(function(s){ if(s.getAttribute("data-passed")!=="true") failed++; });
+  document.getElementById("summary").textContent=(all.length-failed)+" of "+all.length+" scenarios passed";
+  document.querySelectorAll("button.toggle").forEach(function(b){
+    b.addEventListener("click",function(){
+      var only=b.textContent.indexOf("only")>=0;
+      b.parentNode.querySelectorAll(".step").forEach(function(d){ if(!d.classList.contains("failed")) d.style.display=only?"none":""; });
+      b.textContent=only?"show all steps":"show only failures";
+    });
+  });
+  document.documentElement.setAttribute("data-rendered","true");
+})();
+</script>
+</body></html>
+`
