@@ -290,17 +290,17 @@ type Assertion struct {
 	// Name names the assertion in reports (default: a description of it).
 	Name string `json:"name,omitempty"`
 
-	Object     Object           `json:"object,omitempty"`
-	Pods       *PodsAssertion   `json:"pods,omitempty"`
-	Spread     *SpreadAssertion `json:"spread,omitempty"`
-	PerNode    *PerNodeAssert   `json:"perNode,omitempty"`
-	OnlyOn     *OnlyOnAssertion `json:"onlyOn,omitempty"`
-	Nodes      *NodesAssertion  `json:"nodes,omitempty"`
-	PDB        *PDBAssertion    `json:"pdb,omitempty"`
-	Evictions  *EvictionsAssert `json:"evictions,omitempty"`
-	Event      *EventAssertion  `json:"event,omitempty"`
-	RolledOut  *WorkloadRef     `json:"rolledOut,omitempty"`
-	CEL        string           `json:"cel,omitempty"`
+	Object    Object           `json:"object,omitempty"`
+	Pods      *PodsAssertion   `json:"pods,omitempty"`
+	Spread    *SpreadAssertion `json:"spread,omitempty"`
+	PerNode   *PerNodeAssert   `json:"perNode,omitempty"`
+	OnlyOn    *OnlyOnAssertion `json:"onlyOn,omitempty"`
+	Nodes     *NodesAssertion  `json:"nodes,omitempty"`
+	PDB       *PDBAssertion    `json:"pdb,omitempty"`
+	Evictions *EvictionsAssert `json:"evictions,omitempty"`
+	Event     *EventAssertion  `json:"event,omitempty"`
+	RolledOut *WorkloadRef     `json:"rolledOut,omitempty"`
+	CEL       string           `json:"cel,omitempty"`
 }
 
 // AssertionKinds are the names of an assertion's checks.
