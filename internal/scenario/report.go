@@ -103,9 +103,13 @@ func short(name string) string {
 var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"svg":     svg,
 	"secs":    func(d interface{ Seconds() float64 }) string { return fmt.Sprintf("%.1fs", d.Seconds()) },
-	"barLeft": func(r *Result, s *StepResult) string { return pct(s.Start.Seconds(), r.Duration.Seconds()) },
+	// The timeline spans the steps, from the first (the clusters are made before).
+	"barLeft": func(r *Result, s *StepResult) string {
+		return pct(s.Start.Seconds()-r.Steps[0].Start.Seconds(), r.Duration.Seconds()-r.Steps[0].Start.Seconds())
+	},
 	"barWidth": func(r *Result, s *StepResult) string {
-		return pct(max(s.Duration.Seconds(), r.Duration.Seconds()/400), r.Duration.Seconds())
+		span := r.Duration.Seconds() - r.Steps[0].Start.Seconds()
+		return pct(max(s.Duration.Seconds(), span/200), span)
 	},
 	"failed": func(s *StepResult) bool {
 		if s.Error != "" {
@@ -145,7 +149,8 @@ h1{font-size:20px}h2{font-size:17px;margin-top:28px}
 .tl{position:relative;height:18px;margin:2px 0}
 .tl .bar{position:absolute;top:3px;height:12px;background:#59a14f;border-radius:2px;min-width:2px}
 .tl.failed .bar{background:#e15759}
-.tl .lbl{position:absolute;left:0;font-size:11px;white-space:nowrap;z-index:1;background:rgba(255,255,255,.7)}
+.tl .bar{margin-left:260px}.tl{margin-right:270px}
+.tl .lbl{position:absolute;left:0;width:255px;overflow:hidden;font-size:11px;white-space:nowrap;z-index:1;background:rgba(255,255,255,.7)}
 table.steps{border-collapse:collapse;margin:8px 0}table.steps td,table.steps th{border-bottom:1px solid #eee;padding:3px 8px;text-align:left;vertical-align:top}
 .step{border:1px solid #ddd;border-radius:6px;margin:10px 0;padding:8px}
 .step.failed{border-color:#e15759}
@@ -164,6 +169,7 @@ button.toggle{font-size:12px}
 <section class="scenario" data-passed="{{$r.Passed}}">
 <h2>{{if $r.Passed}}<span class="pass">✓</span>{{else}}<span class="fail">✗</span>{{end}} {{$r.Name}} <small>({{$r.File}}, {{secs $r.Duration}})</small></h2>
 {{if $r.Setup}}<div class="expect">clusters: {{$r.Setup}}</div>{{end}}
+{{if $r.Steps}}<div><small>clusters ready after {{secs (index $r.Steps 0).Start}}; the steps:</small></div>{{end}}
 <div class="timeline">{{range $s := $r.Steps}}<div class="tl{{if failed $s}} failed{{end}}"><span class="lbl">{{$s.Name}} {{secs $s.Duration}}</span><div class="bar" style="left:{{barLeft $r $s}};width:{{barWidth $r $s}}"></div></div>{{end}}</div>
 <button class="toggle" type="button">show only failures</button>
 {{range $s := $r.Steps}}{{if or $s.Placement $s.Assertions $s.Error}}

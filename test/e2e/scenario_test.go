@@ -1,0 +1,156 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestScenarioExamples runs each shipped example on a fresh cluster of
+// its own; each must pass, and leave no cluster behind.
+func TestScenarioExamples(t *testing.T) {
+	for _, name := range []string{"pdb-drain", "topology-spread", "zones-schedule-anyway", "node-failure-descheduler"} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			started := time.Now()
+			r := e.run("run", filepath.Join("..", "..", "examples", name+".yaml"))
+			t.Logf("%s: %.1fs wall\n%s", name, time.Since(started).Seconds(), r.stdout)
+			if r.code != 0 || !strings.Contains(r.stdout, "PASSED "+name) {
+				t.Fatalf("example %s did not pass: %s", name, r)
+			}
+			if out := e.must("get", "clusters").stdout + e.must("get", "clusters").stderr; strings.Contains(out, "scn-") {
+				t.Errorf("the run's cluster was left behind: %s", out)
+			}
+		})
+	}
+}
+
+// failing is a scenario whose second assertion cannot hold, on a cluster
+// given by --cluster.
+const failing = `apiVersion: kubesim.io/v1alpha1
+kind: Scenario
+name: failing
+parameters: {replicas: "4"}
+steps:
+- apply:
+    resource:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: web}
+      spec:
+        replicas: ${replicas}
+        selector: {matchLabels: {app: web}}
+        template:
+          metadata: {labels: {app: web}}
+          spec: {containers: [{name: c, image: nginx}]}
+- wait: {pods: {selector: app=web, phase: Running, ready: true, count: "${replicas}"}}
+  timeout: 60s
+- assert:
+  - pods: {selector: app=web, phase: Running, count: "${replicas}"}
+  - name: all on one node
+    perNode: {selector: app=web, max: 0}
+  - object: {apiVersion: apps/v1, kind: Deployment, metadata: {name: web}, spec: {replicas: "${replicas}"}}
+- name: not reached
+  sleep: 1s
+`
+
+// TestScenarioFailureReport: bad files are refused with their line before
+// anything runs; a failing assertion on an existing cluster (--cluster,
+// which the run leaves running) exits 1 and prints expected, actual and the
+// placement; the JUnit file has the failure; the HTML report renders in
+// headless Chromium without script errors, and its screenshot is saved.
+func TestScenarioFailureReport(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	writeFile(t, bad, []byte("apiVersion: kubesim.io/v1alpha1\nkind: Scenario\nsteps:\n- drain: {node: a, expct: blocked}\n"))
+	r := e.fails(`bad.yaml:4: unknown field "steps[0].drain.expct"`, "run", bad)
+	if strings.Contains(r.stdout, "clusters ready") {
+		t.Errorf("a cluster was made for a bad file: %s", r)
+	}
+	e.fails("--set nope: no scenario has a parameter nope", "run", "--set", "nope=1", filepath.Join("..", "..", "examples", "pdb-drain.yaml"))
+
+	e.createCluster("mine", "--nodes", "3")
+	file, junit, report := filepath.Join(dir, "failing.yaml"), filepath.Join(dir, "junit.xml"), filepath.Join(dir, "report.html")
+	writeFile(t, file, []byte(failing))
+	r = e.run("run", file, "--cluster", "mine", "--set", "replicas=5", "--junit", junit, "--report", report)
+	if r.code != 1 {
+		t.Fatalf("want exit 1 for a failed assertion: %s", r)
+	}
+	for _, want := range []string{"✓ pods app=web phase=Running = 5", "✗ all on one node", "expected: at most 0 per node", "placement:", "node-000000", "web×", "FAILED failing"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "not reached") {
+		t.Errorf("a step after the failure ran:\n%s", r.stdout)
+	}
+	if !strings.Contains(e.must("get", "clusters").stdout, "mine") {
+		t.Errorf("--cluster mine was deleted by the run")
+	}
+	x, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(x); !strings.Contains(s, `tests="4" failures="1"`) || !strings.Contains(s, `<failure message="all on one node">`) {
+		t.Errorf("junit:\n%s", s)
+	}
+
+	chromium := ensureChromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	url := "file://" + report
+	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--window-size=1300,1600"}
+	dom, err := exec.CommandContext(ctx, chromium, append(flags, "--dump-dom", url)...).Output()
+	if err != nil {
+		t.Fatalf("chromium --dump-dom: %v", err)
+	}
+	if !strings.Contains(string(dom), `data-rendered="true"`) || strings.Contains(string(dom), `data-script-errors="`) {
+		t.Errorf("the report's script did not run cleanly: %.500s", dom)
+	}
+	if !strings.Contains(string(dom), "0 of 1 scenarios passed") || !strings.Contains(string(dom), "<svg") {
+		t.Errorf("the report lacks its summary or pictures")
+	}
+	shots := os.Getenv("KUBESIM_ARTIFACTS")
+	if shots == "" {
+		shots = dir
+	}
+	shot := filepath.Join(shots, "scenario-report.png")
+	if out, err := exec.CommandContext(ctx, chromium, append(flags, "--screenshot="+shot, url)...).CombinedOutput(); err != nil {
+		t.Fatalf("chromium --screenshot: %v\n%s", err, out)
+	}
+	if info, err := os.Stat(shot); err != nil || info.Size() < 10_000 {
+		t.Fatalf("screenshot %s: %v", shot, err)
+	}
+	t.Logf("report screenshot: %s", shot)
+}
+
+// ensureChromium finds Debian's chromium, installing it with apt (sudo
+// when not root) if it is missing.
+func ensureChromium(t *testing.T) string {
+	t.Helper()
+	if path, err := exec.LookPath("chromium"); err == nil {
+		return path
+	}
+	sudo := []string{}
+	if os.Geteuid() != 0 {
+		sudo = []string{"sudo", "-n"}
+	}
+	for _, args := range [][]string{{"apt-get", "update", "-qq"}, {"apt-get", "install", "-y", "-qq", "chromium"}} {
+		args = append(sudo, args...)
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("installing chromium (%s): %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
