@@ -101,8 +101,8 @@ func short(name string) string {
 }
 
 var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"svg":     svg,
-	"secs":    func(d interface{ Seconds() float64 }) string { return fmt.Sprintf("%.1fs", d.Seconds()) },
+	"svg":  svg,
+	"secs": func(d interface{ Seconds() float64 }) string { return fmt.Sprintf("%.1fs", d.Seconds()) },
 	// The timeline spans the steps, from the first (the clusters are made before).
 	"barLeft": func(r *Result, s *StepResult) string {
 		return pct(s.Start.Seconds()-r.Steps[0].Start.Seconds(), r.Duration.Seconds()-r.Steps[0].Start.Seconds())
