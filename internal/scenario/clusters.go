@@ -5,14 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -57,8 +55,9 @@ type disruption struct {
 // a random suffix, so runs never collide.
 func clusterName(scenario, key string) string {
 	s := strings.Trim(regexp.MustCompile(`[^a-z0-9-]+`).ReplaceAllString(strings.ToLower(scenario+"-"+key), "-"), "-")
-	if len(s) > 40 {
-		s = strings.Trim(s[:40], "-")
+	// Short: the cluster's unix sockets live under its directory.
+	if len(s) > 10 {
+		s = strings.Trim(s[:10], "-")
 	}
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
@@ -69,11 +68,13 @@ func clusterName(scenario, key string) string {
 func setUp(ctx context.Context, p *cluster.Provider, spec *v1alpha1.ScenarioCluster, scenario string) (*target, error) {
 	t := &target{spec: spec, name: spec.Existing}
 	if t.name == "" {
-		t.name, t.made = clusterName(scenario, spec.Name), true
+		t.name = clusterName(scenario, spec.Name)
 		c := ClusterConfig(spec, t.name)
+		// A create that fails removes what it made.
 		if err := p.Create(ctx, c, cluster.CreateOptions{Wait: 3 * time.Minute}); err != nil {
 			return t, fmt.Errorf("creating cluster %s: %w", t.name, err)
 		}
+		t.made = true
 	}
 	cfg, err := p.RESTConfig(t.name)
 	if err != nil {
@@ -284,5 +285,3 @@ func (t *target) nodes(ctx context.Context, ref v1alpha1.NodeRef) ([]string, err
 	return out, nil
 }
 
-var _ = corev1.NodeReady
-var _ io.Writer

@@ -15,7 +15,7 @@ import (
 func TestScenarioExamples(t *testing.T) {
 	for _, name := range []string{"pdb-drain", "topology-spread", "zones-schedule-anyway", "node-failure-descheduler", "slow-start-rollout"} {
 		t.Run(name, func(t *testing.T) {
-			e := newEnv(t)
+			e := shortHome(t, newEnv(t))
 			started := time.Now()
 			r := e.run("run", filepath.Join("..", "..", "examples", name+".yaml"))
 			t.Logf("%s: %.1fs wall\n%s", name, time.Since(started).Seconds(), r.stdout)
@@ -27,6 +27,18 @@ func TestScenarioExamples(t *testing.T) {
 			}
 		})
 	}
+}
+
+// shortHome moves e's kubesim home to a short path: a cluster's unix
+// sockets live under it, and the subtests' temporary directories are long.
+func shortHome(t *testing.T, e *env) *env {
+	dir, err := os.MkdirTemp("", "scn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) }) // after newEnv's delete --all, which runs first
+	e.home = dir
+	return e
 }
 
 // failing is a scenario whose second assertion cannot hold, on a cluster
