@@ -284,4 +284,3 @@ func (t *target) nodes(ctx context.Context, ref v1alpha1.NodeRef) ([]string, err
 	}
 	return out, nil
 }
-
