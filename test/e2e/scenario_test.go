@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -165,4 +166,70 @@ func ensureChromium(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestScenarioInterrupt: Ctrl-C in the middle of a step ends the run
+// non-zero and deletes the cluster it made, processes and all.
+func TestScenarioInterrupt(t *testing.T) {
+	e := shortHome(t, newEnv(t))
+	file := filepath.Join(t.TempDir(), "long.yaml")
+	writeFile(t, file, []byte("apiVersion: kubesim.io/v1alpha1\nkind: Scenario\nname: long\ncluster: {nodeGroups: [{count: 1}]}\nsteps:\n- sleep: 10m\n"))
+	cmd := exec.Command(binary, "run", file)
+	cmd.Env = append(os.Environ(), "KUBESIM_HOME="+e.home, "KUBECONFIG="+e.kubeconfig)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan string, 1)
+	go func() {
+		var seen strings.Builder
+		buf := make([]byte, 4096)
+		for {
+			n, err := stdout.Read(buf)
+			seen.Write(buf[:n])
+			if strings.Contains(seen.String(), "clusters ready") {
+				ready <- seen.String()
+				_, _ = io.Copy(io.Discard, stdout)
+				return
+			}
+			if err != nil {
+				ready <- seen.String()
+				return
+			}
+		}
+	}()
+	select {
+	case out := <-ready:
+		if !strings.Contains(out, "clusters ready") {
+			t.Fatalf("the run ended before its cluster was ready: %s %s", out, stderr.String())
+		}
+	case <-time.After(3 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatal("no cluster after 3 minutes")
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(stderr.String(), "interrupted") {
+			t.Errorf("interrupted run: err %v, stderr %q", err, stderr.String())
+		}
+	case <-time.After(time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatal("the run did not end within a minute of Ctrl-C")
+	}
+	if out := e.must("get", "clusters").stdout; strings.Contains(out, "scn-") {
+		t.Errorf("the cluster is left after Ctrl-C: %s", out)
+	}
+	if pids := e.processes(); len(pids) > 0 {
+		t.Errorf("processes left after Ctrl-C: %v", pids)
+	}
 }
