@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -40,6 +41,7 @@ func newRunCommand() *cobra.Command {
 			// The summary is the output; upstream's log lines would be noise.
 			klog.SetOutput(io.Discard)
 			klog.LogToStderr(false)
+			quietErrors()
 			_, err = scenario.Run(cmd.Context(), files, o)
 			return err
 		},
@@ -52,4 +54,13 @@ func newRunCommand() *cobra.Command {
 	fl.StringVar(&o.Report, "report", "", "write a self-contained HTML report here")
 	fl.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig the clusters' contexts are written to (default $KUBECONFIG or ~/.kube/config)")
 	return cmd
+}
+
+// quietErrors keeps klog's error lines (the descheduler's Event broadcaster
+// complaining as its cycle ends) off stderr, which klog writes them to
+// whatever its output.
+func quietErrors() {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("stderrthreshold", "FATAL")
 }
