@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/google/cel-go/cel"
 	appsv1 "k8s.io/api/apps/v1"
@@ -431,33 +432,33 @@ func orRoot(p string) string {
 	return strings.TrimPrefix(p, ".")
 }
 
-var celEnv *cel.Env
+// celEnv is made once: building it is the slow part.
+var celEnv = sync.OnceValues(func() (*cel.Env, error) {
+	return cel.NewEnv(
+		cel.Variable("pods", cel.ListType(cel.DynType)),
+		cel.Variable("nodes", cel.ListType(cel.DynType)),
+		cel.Variable("pdbs", cel.ListType(cel.DynType)),
+		cel.Variable("deployments", cel.ListType(cel.DynType)),
+		cel.Variable("evictions", cel.MapType(cel.StringType, cel.DynType)),
+	)
+})
 
 // compileCEL checks a boolean CEL expression over the cluster's objects:
 // pods, nodes, pdbs, deployments (lists of objects as in the API) and
 // evictions ({made: [...], refused: [...]}, of the last disruption).
 func compileCEL(expr string) (cel.Program, error) {
-	if celEnv == nil {
-		env, err := cel.NewEnv(
-			cel.Variable("pods", cel.ListType(cel.DynType)),
-			cel.Variable("nodes", cel.ListType(cel.DynType)),
-			cel.Variable("pdbs", cel.ListType(cel.DynType)),
-			cel.Variable("deployments", cel.ListType(cel.DynType)),
-			cel.Variable("evictions", cel.MapType(cel.StringType, cel.DynType)),
-		)
-		if err != nil {
-			return nil, err
-		}
-		celEnv = env
+	env, err := celEnv()
+	if err != nil {
+		return nil, err
 	}
-	ast, iss := celEnv.Compile(expr)
+	ast, iss := env.Compile(expr)
 	if iss.Err() != nil {
 		return nil, iss.Err()
 	}
 	if ast.OutputType() != cel.BoolType && ast.OutputType() != cel.DynType {
 		return nil, fmt.Errorf("the expression gives %s; it must give true or false", ast.OutputType())
 	}
-	return celEnv.Program(ast)
+	return env.Program(ast)
 }
 
 func (v *view) cel(expr string) (bool, string, string) {

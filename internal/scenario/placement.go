@@ -48,10 +48,16 @@ type WorkloadID struct {
 }
 
 // workload is the name of what made a pod: its Deployment (the
-// ReplicaSet's name less its hash), other controller, or the pod itself.
+// ReplicaSet's name less its hash), other controller, or for a bare pod
+// its app label, else the pod itself.
 func workload(p *corev1.Pod) string {
 	c := metav1.GetControllerOf(p)
 	if c == nil {
+		for _, k := range []string{"app.kubernetes.io/name", "app"} {
+			if v := p.Labels[k]; v != "" {
+				return v
+			}
+		}
 		return p.Name
 	}
 	if c.Kind == "ReplicaSet" {
