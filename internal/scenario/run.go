@@ -283,6 +283,9 @@ func (r *runner) step(ctx context.Context, s *v1alpha1.Step, suffix string) bool
 		fmt.Fprintf(r.out, "  %s", oneLine(detail))
 	}
 	fmt.Fprintln(r.out)
+	if action == "kubectl" && err == nil {
+		fmt.Fprint(r.out, indent(sr.Detail, "      "))
+	}
 	if err != nil {
 		fmt.Fprintf(r.out, "      %s:%d: %v\n", filepath.Base(r.result.File), s.Line, err)
 	}
@@ -377,10 +380,7 @@ func (r *runner) do(ctx context.Context, t *target, s *v1alpha1.Step, sr *StepRe
 		return fmt.Sprintf("%d/%d passed", passed, len(s.Assert)), nil
 	case s.Kubectl != nil:
 		out, err := t.kubectl(ctx, r.o.Provider.Home, s.Kubectl)
-		sr.Detail = out
-		if err == nil {
-			fmt.Fprint(r.out, indent(out, "      "))
-		}
+		sr.Detail = out // printed under the step's line
 		return "", err
 	}
 	return "", errors.New("no action")

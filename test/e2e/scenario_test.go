@@ -233,3 +233,70 @@ func TestScenarioInterrupt(t *testing.T) {
 		t.Errorf("processes left after Ctrl-C: %v", pids)
 	}
 }
+
+// twoClusters exercises most steps, on two clusters made side by side.
+const twoClusters = `apiVersion: kubesim.io/v1alpha1
+kind: Scenario
+name: two
+clusters:
+- name: a
+  nodeGroups: [{count: 2}]
+- name: b
+  nodeGroups: [{name: w, count: 1, taints: [{key: dedicated, value: x, effect: NoSchedule}]}]
+steps:
+- cluster: a
+  apply:
+    resource:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: web}
+      spec:
+        replicas: 2
+        selector: {matchLabels: {app: web}}
+        template:
+          metadata: {labels: {app: web}}
+          spec: {containers: [{name: c, image: nginx}]}
+- {cluster: a, wait: {rolledOut: {name: web}}}
+- {cluster: a, label: {nodes: node-000000, labels: {disk: ssd}}}
+- cluster: a
+  assert:
+  - object: {apiVersion: v1, kind: Node, metadata: {name: node-000000, labels: {disk: ssd}}}
+  - nodes: {nodes: {selector: disk=ssd}, ready: true, count: 1}
+- {cluster: a, evict: {selector: app=web}}
+- {cluster: a, assert: [{evictions: {made: 1, refused: 0}}]}
+- {cluster: a, wait: {event: {reason: SuccessfulCreate, kind: ReplicaSet, name: "web-*"}}}
+- cluster: b
+  apply:
+    resource: {apiVersion: v1, kind: Pod, metadata: {name: lone, labels: {app: lone}}, spec: {containers: [{name: c, image: nginx}]}}
+- {cluster: b, assert: [{pods: {selector: app=lone, phase: Pending, count: 1}}]}
+- {cluster: b, taint: {nodes: w-0, taints: [{key: dedicated, effect: NoSchedule}], remove: true}}
+- {cluster: b, wait: {pods: {selector: app=lone, phase: Running, node: w-0, count: 1}}}
+- {cluster: b, kubectl: get pods -o wide}
+- {name: expected to fail, cluster: a, continueOnError: true, assert: [{pods: {selector: app=web, count: 99}}]}
+- {name: still runs, cluster: a, wait: {pods: {selector: app=web, phase: Running, count: 2}}}
+`
+
+// TestScenarioTwoClusters: steps aimed at two clusters made side by side
+// (label, taint, evict, kubectl, object/event/nodes assertions); a failure
+// with continueOnError is reported, the run goes on, and exits 1.
+func TestScenarioTwoClusters(t *testing.T) {
+	e := shortHome(t, newEnv(t))
+	file := filepath.Join(t.TempDir(), "two.yaml")
+	writeFile(t, file, []byte(twoClusters))
+	r := e.run("run", file)
+	t.Log(r.stdout)
+	if r.code != 1 {
+		t.Fatalf("want exit 1 (one step failed, continueOnError): %s", r)
+	}
+	for _, want := range []string{"✗ expected to fail", "✓ still runs", "lone", "w-0", "✓ evictions of the last disruption", "FAILED two"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if n := strings.Count(r.stdout, "✗"); n != 2 {
+		t.Errorf("want the one failed step and its assertion marked ✗, got %d", n)
+	}
+	if out := e.must("get", "clusters").stdout; strings.Contains(out, "scn-") {
+		t.Errorf("clusters left behind: %s", out)
+	}
+}
