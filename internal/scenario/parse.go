@@ -4,6 +4,7 @@
 package scenario
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -62,11 +63,16 @@ func parse(data []byte, set map[string]string, used map[string]bool, dir string)
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		msg := strings.Join(strings.Fields(strings.TrimPrefix(err.Error(), "yaml: ")), " ")
-		line := "0"
+		line := 0
 		if m := yamlLine.FindStringSubmatch(msg); m != nil {
-			line, msg = m[1], m[2]
+			// yaml.v3 counts the line before the one at fault.
+			line, _ = strconv.Atoi(m[1])
+			line, msg = line+1, m[2]
 		}
-		return nil, fmt.Errorf("%s: not valid YAML: %s (quote a ${name} inside {...}: \"${name}\")", line, msg)
+		if bytes.Contains(data, []byte("${")) {
+			msg += ` (inside {...}, quote a reference: "${name}")`
+		}
+		return nil, fmt.Errorf("%d: not valid YAML: %s", line, msg)
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("1: not a Scenario: want a mapping with apiVersion: %s and kind: %s", v1alpha1.GroupVersion, v1alpha1.ScenarioKind)

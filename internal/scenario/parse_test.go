@@ -56,7 +56,8 @@ func TestLoadErrorsNameLineAndField(t *testing.T) {
 		{head + "steps:\n- scale: {name: web,\n    replicas: many}\n", ":5: steps[0].scale.replicas: must be an integer"},
 		{head + "cluster: {stages: slow}\nsteps:\n- sleep: 1s\n", `:3: stages: "slow" is not a stage set`},
 		{"apiVersion: v1\nkind: Pod\n", "kind: got Pod, want Scenario"},
-		{head + "steps:\n- scale: {name: web, replicas: ${x}}\n", "not valid YAML"},
+		{head + "steps:\n- scale: {name: web, replicas: ${x}}\n", `:4: not valid YAML: did not find expected ',' or '}' (inside {...}, quote a reference: "${name}")`},
+		{head + "steps:\n- sleep: 1s\n- wait: {pods: {count: 1}\n- sleep: 2s\n", ":5: not valid YAML"},
 		{head + "steps:\n- cluster: b\n  sleep: 1s\n", `steps[0].cluster: no cluster named "b"`},
 	} {
 		_, err := load(t, tc.text, nil)

@@ -186,7 +186,7 @@ func (n *NodeRef) UnmarshalJSON(data []byte) error {
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
-		return fmt.Errorf("want a node name, a list of names, or {names: [...], selector: k=v}: %v", err)
+		return fmt.Errorf("nodes: want a node name, a list of names, or {names: [...], selector: k=v} (%v)", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	*n = NodeRef(p)
 	return nil
