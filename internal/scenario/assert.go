@@ -148,10 +148,38 @@ func countOK(c v1alpha1.Count, n int) bool {
 	return (c.Count == nil || *c.Count == n) && (c.Min == nil || n >= *c.Min) && (c.Max == nil || n <= *c.Max)
 }
 
-// check evaluates one assertion against the cluster now.
+// cachedView is the cluster as the watches last saw it: what a wait
+// re-checks on every change, at no cost to the API server.
+func (t *target) cachedView(ctx context.Context) *view {
+	v := &view{t: t, ctx: ctx}
+	pods, err := t.factory.Core().V1().Pods().Lister().List(labels.Everything())
+	if err != nil {
+		v.err = err
+		return v
+	}
+	nodes, err := t.factory.Core().V1().Nodes().Lister().List(labels.Everything())
+	if err != nil {
+		v.err = err
+		return v
+	}
+	for _, p := range pods {
+		v.pods = append(v.pods, *p)
+	}
+	for _, n := range nodes {
+		v.nodes = append(v.nodes, *n)
+	}
+	sort.Slice(v.nodes, func(i, j int) bool { return v.nodes[i].Name < v.nodes[j].Name })
+	return v
+}
+
+// check evaluates one assertion against the cluster listed now.
 func (t *target) check(ctx context.Context, a *v1alpha1.Assertion) Outcome {
+	return t.checkIn(t.view(ctx), a)
+}
+
+// checkIn evaluates one assertion in a view.
+func (t *target) checkIn(v *view, a *v1alpha1.Assertion) Outcome {
 	o := Outcome{Name: describe(a)}
-	v := t.view(ctx)
 	if v.err != nil {
 		o.Actual = v.err.Error()
 		return o

@@ -357,7 +357,7 @@ func (r *runner) do(ctx context.Context, t *target, s *v1alpha1.Step, sr *StepRe
 	case s.Wait != nil:
 		var last Outcome
 		err := t.until(ctx, timeout, func() (bool, string) {
-			last = t.check(ctx, &s.Wait.Assertion)
+			last = t.checkIn(t.cachedView(ctx), &s.Wait.Assertion)
 			return last.Passed, fmt.Sprintf("%s: expected %s, got %s", last.Name, last.Expected, last.Actual)
 		})
 		return last.Name, err
