@@ -18,78 +18,76 @@ func colour(i int) string {
 	return palette[i%len(palette)]
 }
 
-// svg draws a placement: a box per topology domain, in it a box per
-// node, in that a dot per pod in its workload's colour; pending pods in
-// a row of their own, hollow; evicted pods dashed.
+// svg draws a placement: a box per topology domain (side by side,
+// wrapping), in it a box per node, in that a dot per pod in its workload's
+// colour (outlined when not Running); pending pods in a row of their own,
+// hollow; evicted ones dashed. Node boxes: dashed when cordoned or
+// tainted, red when NotReady.
 func svg(pl *Placement) template.HTML {
 	if pl == nil {
 		return ""
 	}
 	const nodeW, nodeH, dot, perRow = 120, 74, 12, 8
 	var b strings.Builder
-	y, maxWidth := 0, 0
-	var body strings.Builder
+	b.WriteString(`<div class="placement">`)
 	for _, d := range pl.Domains {
-		x := 8
-		width := 16 + len(d.Nodes)*(nodeW+8)
-		fmt.Fprintf(&body, `<g transform="translate(0,%d)"><rect x="2" y="0" width="%d" height="%d" rx="6" class="domain"/>`, y, width, nodeH+30)
+		width := 12 + len(d.Nodes)*(nodeW+8)
 		label := d.Value
 		if pl.Key != "" {
 			label = pl.Key + "=" + d.Value
 		}
-		fmt.Fprintf(&body, `<text x="10" y="15" class="dlabel">%s</text>`, html.EscapeString(label))
+		fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" class="domainbox"><rect x="1" y="1" width="%d" height="%d" rx="6" class="domain"/>`,
+			max(width, 7*len(label)+20)+2, nodeH+32, max(width, 7*len(label)+20), nodeH+30)
+		fmt.Fprintf(&b, `<text x="8" y="15" class="dlabel">%s</text>`, html.EscapeString(label))
+		x := 8
 		for _, n := range d.Nodes {
 			cls := "node"
-			if !n.Ready {
-				cls += " notready"
-			}
 			if n.Unschedulable || n.Tainted {
 				cls += " cordoned"
 			}
-			fmt.Fprintf(&body, `<g transform="translate(%d,22)"><rect width="%d" height="%d" rx="4" class="%s"><title>%s</title></rect>`, x, nodeW, nodeH, cls, html.EscapeString(n.Name))
-			fmt.Fprintf(&body, `<text x="4" y="12" class="nlabel">%s</text>`, html.EscapeString(short(n.Name)))
+			if !n.Ready {
+				cls += " notready"
+			}
+			fmt.Fprintf(&b, `<g transform="translate(%d,22)"><rect width="%d" height="%d" rx="4" class="%s"><title>%s</title></rect>`, x, nodeW, nodeH, cls, html.EscapeString(n.Name))
+			fmt.Fprintf(&b, `<text x="4" y="12" class="nlabel">%s</text>`, html.EscapeString(short(n.Name)))
 			for i, p := range n.Pods {
 				cx, cy := 10+(i%perRow)*14, 26+(i/perRow)*14
 				if cy > nodeH-6 {
 					break
 				}
-				fill, stroke := colour(p.Workload), "none"
+				stroke := "none"
 				if p.Phase != "Running" {
 					stroke = "#000"
 				}
-				fmt.Fprintf(&body, `<circle cx="%d" cy="%d" r="%d" fill="%s" stroke="%s"><title>%s %s (%s)</title></circle>`, cx, cy, dot/2, fill, stroke,
+				fmt.Fprintf(&b, `<circle cx="%d" cy="%d" r="%d" fill="%s" stroke="%s"><title>%s %s (%s)</title></circle>`, cx, cy, dot/2, colour(p.Workload), stroke,
 					html.EscapeString(p.Name), html.EscapeString(pl.Colors[p.Workload].Name), p.Phase)
 			}
-			fmt.Fprintf(&body, `<text x="%d" y="%d" class="count">%d</text></g>`, nodeW-4, nodeH-4, len(n.Pods))
+			fmt.Fprintf(&b, `<text x="%d" y="%d" class="count">%d</text></g>`, nodeW-4, nodeH-4, len(n.Pods))
 			x += nodeW + 8
 		}
-		body.WriteString("</g>")
-		y += nodeH + 38
-		if width > maxWidth {
-			maxWidth = width
-		}
+		b.WriteString("</svg>")
 	}
+	b.WriteString("</div>")
 	row := func(title string, pods []PodMark, cls string) {
 		if len(pods) == 0 {
 			return
 		}
-		fmt.Fprintf(&body, `<text x="6" y="%d" class="dlabel">%s (%d)</text>`, y+12, title, len(pods))
+		rows := (len(pods)-1)/40 + 1
+		fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" class="podrow"><text x="2" y="13" class="dlabel">%s (%d)</text>`,
+			130+min(len(pods), 40)*14, rows*14+6, title, len(pods))
 		for i, p := range pods {
-			cx, cy := 130+(i%40)*14, y+8+(i/40)*14
-			fill := colour(p.Workload)
-			fmt.Fprintf(&body, `<circle cx="%d" cy="%d" r="%d" fill="%s" class="%s"><title>%s</title></circle>`, cx, cy, dot/2, fill, cls, html.EscapeString(p.Name))
+			fmt.Fprintf(&b, `<circle cx="%d" cy="%d" r="%d" fill="%s" class="%s"><title>%s</title></circle>`, 130+(i%40)*14, 9+(i/40)*14, dot/2, colour(p.Workload), cls, html.EscapeString(p.Name))
 		}
-		y += 20 + (len(pods)-1)/40*14
+		b.WriteString("</svg>")
 	}
 	row("pending", pl.Pending, "pending")
 	row("evicted so far", pl.Evicted, "evicted")
-	w := max(maxWidth, 700)
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" class="placement">%s</svg>`, w+4, y+4, body.String())
-	var legend strings.Builder
+	b.WriteString(`<div class="legend">`)
 	for i, c := range pl.Colors {
-		fmt.Fprintf(&legend, `<span class="chip" style="background:%s"></span>%s `, colour(i), html.EscapeString(c.Name))
+		fmt.Fprintf(&b, `<span class="chip" style="background:%s"></span>%s `, colour(i), html.EscapeString(c.Name))
 	}
-	return template.HTML(b.String() + `<div class="legend">` + legend.String() + `</div>`)
+	b.WriteString(`</div>`)
+	return template.HTML(b.String())
 }
 
 // short keeps a node name readable in its box.
@@ -155,7 +153,8 @@ table.steps{border-collapse:collapse;margin:8px 0}table.steps td,table.steps th{
 .step{border:1px solid #ddd;border-radius:6px;margin:10px 0;padding:8px}
 .step.failed{border-color:#e15759}
 .expect{font-family:monospace;background:#fdf1f0;padding:6px;white-space:pre-wrap}
-.domain{fill:#f6f7f9;stroke:#c9ced6}.node{fill:#fff;stroke:#8a94a6}.node.notready{fill:#fde2e2}.node.cordoned{stroke-dasharray:4 2;fill:#f1f1f1}
+.placement{display:flex;flex-wrap:wrap;gap:8px;margin:6px 0}.podrow{display:block;margin:4px 0}
+.domain{fill:#f6f7f9;stroke:#c9ced6}.node{fill:#fff;stroke:#8a94a6}.node.cordoned{stroke-dasharray:4 2;fill:#f1f1f1}.node.notready{fill:#fde2e2;stroke:#c0392b}
 .dlabel{font-size:12px;font-weight:600}.nlabel{font-size:10px;fill:#444}.count{font-size:10px;text-anchor:end;fill:#888}
 .pending{fill-opacity:.15;stroke:#000}.evicted{fill-opacity:.2;stroke:#c0392b;stroke-dasharray:2 2}
 .chip{display:inline-block;width:10px;height:10px;border-radius:5px;margin:0 4px 0 10px}
