@@ -272,12 +272,17 @@ steps:
 - {cluster: b, taint: {nodes: w-0, taints: [{key: dedicated, effect: NoSchedule}], remove: true}}
 - {cluster: b, wait: {pods: {selector: app=lone, phase: Running, node: w-0, count: 1}}}
 - {cluster: b, kubectl: get pods -o wide}
+- {cluster: b, scale: {nodeGroup: w, replicas: 3}}
+- {cluster: b, assert: [{nodes: {nodes: {selector: kubesim.io/node-group=w}, ready: true, count: 3}}]}
+- {cluster: b, scale: {nodeGroup: w, replicas: 2}}
+- {cluster: b, assert: [{nodes: {nodes: [w-0, w-1], count: 2}}, {nodes: {nodes: {selector: kubesim.io/node-group=w}, count: 2}}]}
 - {name: expected to fail, cluster: a, continueOnError: true, assert: [{pods: {selector: app=web, count: 99}}]}
 - {name: still runs, cluster: a, wait: {pods: {selector: app=web, phase: Running, count: 2}}}
 `
 
 // TestScenarioTwoClusters: steps aimed at two clusters made side by side
-// (label, taint, evict, kubectl, object/event/nodes assertions); a failure
+// (label, taint, evict, kubectl, scale of a node group, object/event/nodes
+// assertions); a failure
 // with continueOnError is reported, the run goes on, and exits 1.
 func TestScenarioTwoClusters(t *testing.T) {
 	e := shortHome(t, newEnv(t))

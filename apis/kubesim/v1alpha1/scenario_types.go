@@ -194,7 +194,7 @@ func (n *NodeRef) UnmarshalJSON(data []byte) error {
 
 func (n NodeRef) String() string {
 	if n.Selector != "" {
-		return "nodes " + n.Selector
+		return n.Selector
 	}
 	return strings.Join(n.Names, ",")
 }
