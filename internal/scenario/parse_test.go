@@ -59,6 +59,8 @@ func TestLoadErrorsNameLineAndField(t *testing.T) {
 		{head + "steps:\n- scale: {name: web, replicas: ${x}}\n", `:4: not valid YAML: did not find expected ',' or '}' (inside {...}, quote a reference: "${name}")`},
 		{head + "steps:\n- sleep: 1s\n- wait: {pods: {count: 1}\n- sleep: 2s\n", ":5: not valid YAML"},
 		{head + "steps:\n- cluster: b\n  sleep: 1s\n", `steps[0].cluster: no cluster named "b"`},
+		{head + "clusters: [{name: a}, {name: b}]\nsteps:\n- sleep: 1s\n", `:5: steps[0].cluster: required with several clusters; name one of a, b`},
+		{head + "clusters: [{name: a}, {}]\nsteps:\n- sleep: 1s\n", `:3: clusters[1].name: required`},
 	} {
 		_, err := load(t, tc.text, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -124,6 +124,9 @@ func validateSteps(steps []v1alpha1.Step, path string, clusters map[string]bool,
 			return errAt(s.Line, "%s: has %s; one action per step (split it into several steps)", at, strings.Join(actions, " and "))
 		}
 		if !clusters[s.Cluster] {
+			if s.Cluster == "" {
+				return errAt(s.Line, "%s.cluster: required with several clusters; name one of %s", at, strings.Join(sortedKeys(clusters), ", "))
+			}
 			return errAt(s.Line, "%s.cluster: no cluster named %q in clusters:", at, s.Cluster)
 		}
 		if s.Timeout != nil && s.Timeout.Duration <= 0 {
