@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/dpdb"
 	"github.com/kubesim/kubesim/internal/kubeletsim"
 )
 
@@ -149,4 +150,17 @@ func deschedulerOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *DeschedulerOptio
 		Policy:     d.DeschedulerPolicy(),
 		Interval:   c.Descheduler.Interval.Duration,
 	}
+}
+
+func dpdbOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *dpdb.Options {
+	o := dpdb.DefaultOptions()
+	o.Kubeconfig = d.ComponentKubeconfig(dpdbName)
+	o.ClusterName = c.Name
+	return &o
+}
+
+// ensureDPDBCredentials gives a cluster made before the dpdb controller
+// existed its identity.
+func ensureDPDBCredentials(d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	return ensureClientIdentity(d, c, dpdbName)
 }

@@ -60,6 +60,11 @@ type Cluster struct {
 	// control plane whose nodes are simulated from elsewhere.
 	DisableKubeletSim bool `json:"disableKubeletSim,omitempty"`
 
+	// DisableDPDBController leaves the DistributedPodDisruptionBudget
+	// controller out (its CRD is installed all the same), for one run
+	// from elsewhere, such as deploy/dpdb.
+	DisableDPDBController bool `json:"disableDPDBController,omitempty"`
+
 	// ExtraArgs are upstream flags added to an upstream component's command
 	// line, by component (kube-apiserver, kube-controller-manager,
 	// kube-scheduler): ["--feature-gates=SomeGate=true", "--v=4"]. A flag

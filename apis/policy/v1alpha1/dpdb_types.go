@@ -137,5 +137,9 @@ const (
 	ReasonMemberUnavailable = "MemberUnavailable"
 	ReasonChildNotObserved  = "ChildNotObserved"
 	ReasonChildConflict     = "ChildConflict"
+	ReasonInvalidSpec       = "InvalidSpec"
 	ReasonAllMembersHealthy = "AllMembersObserved"
 )
+
+// SchemeGroupVersion is the group and version of this package's kinds.
+var SchemeGroupVersion = schema.GroupVersion{Group: GroupName, Version: Version}
