@@ -50,6 +50,7 @@ func NewRootCommand() *cobra.Command {
 		newKubeletSimCommand(),
 		newKubectlCommand(),
 		newSnapshotCommand(),
+		newFederateCommand(),
 		newLogsCommand(),
 		newBenchCommand(),
 		newVersionCommand(),

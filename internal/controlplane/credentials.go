@@ -116,24 +116,11 @@ func WriteCredentials(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 // ensureClientIdentity issues, with the cluster's CA, a client identity a
 // cluster made by an older kubesim lacks, and writes its kubeconfig.
 func ensureClientIdentity(d clusterdir.Dir, c *v1alpha1.Cluster, file string) error {
-	if !fileExists(pkiPath(d, file+".crt")) {
-		var user string
-		var groups []string
-		for _, id := range clientIdentities {
-			if id.file == file {
-				user, groups = id.user, id.groups
+	for _, id := range clientIdentities {
+		if id.file == file {
+			if err := issueIfMissing(d, file, id.user, id.groups); err != nil {
+				return err
 			}
-		}
-		ca, err := pki.Load(d.PKI(), caName)
-		if err != nil {
-			return err
-		}
-		kp, err := ca.Issue(pki.CertSpec{CommonName: user, Organizations: groups, Client: true})
-		if err != nil {
-			return err
-		}
-		if err := kp.Write(d.PKI(), file); err != nil {
-			return fmt.Errorf("writing %s certificate: %w", file, err)
 		}
 	}
 	cfg, err := BuildKubeconfig(d, c, file)
@@ -145,6 +132,44 @@ func ensureClientIdentity(d clusterdir.Dir, c *v1alpha1.Cluster, file string) er
 		return err
 	}
 	return pki.WriteFileAtomic(d.ComponentKubeconfig(file), data)
+}
+
+// issueIfMissing issues a client certificate for user with the cluster's
+// CA unless pki/<file>.crt exists.
+func issueIfMissing(d clusterdir.Dir, file, user string, groups []string) error {
+	if fileExists(pkiPath(d, file+".crt")) {
+		return nil
+	}
+	ca, err := pki.Load(d.PKI(), caName)
+	if err != nil {
+		return err
+	}
+	kp, err := ca.Issue(pki.CertSpec{CommonName: user, Organizations: groups, Client: true})
+	if err != nil {
+		return err
+	}
+	if err := kp.Write(d.PKI(), file); err != nil {
+		return fmt.Errorf("writing %s certificate: %w", file, err)
+	}
+	return nil
+}
+
+// federationName is the key pair other clusters of a DPDB federation use
+// to reach this one (as FederationUser).
+const federationName = "dpdb-federation"
+
+// FederationKubeconfig is a kubeconfig for this cluster that other
+// clusters of a DPDB federation use: its identity (FederationUser) may
+// only read PodDisruptionBudgets and take lock Leases in kubesim-dpdb.
+func FederationKubeconfig(d clusterdir.Dir, c *v1alpha1.Cluster) ([]byte, error) {
+	if err := issueIfMissing(d, federationName, FederationUser, nil); err != nil {
+		return nil, err
+	}
+	cfg, err := BuildKubeconfig(d, c, federationName)
+	if err != nil {
+		return nil, err
+	}
+	return clientcmd.Write(*cfg)
 }
 
 // ContextName is the kubeconfig context (and cluster and user) of a cluster.
