@@ -27,12 +27,16 @@ func (m member) indexKey() string { return m.Cluster + "/" + m.Namespace + "/" +
 // when it could not count a PDB's pods: its status is then not current.
 const syncFailedReason = "SyncFailed"
 
-// observe reads a PDB's status. It is sure only if the disruption
-// controller has counted the PDB's current spec and succeeded.
+// observe reads a PDB's status. It is sure once the disruption controller
+// has counted the PDB's pods, and unless its last count failed. A status
+// behind the PDB's generation still counts: currentHealthy and
+// expectedPods count pods, whatever the budget, and a child's spec
+// changes with every change of its neighbours' health — waiting for the
+// newest generation would close every budget of a federation in turn.
 func observe(pdb *policyv1.PodDisruptionBudget) (Observation, string) {
 	obs := Observation{Healthy: pdb.Status.CurrentHealthy, Expected: pdb.Status.ExpectedPods}
-	if pdb.Status.ObservedGeneration < pdb.Generation {
-		return obs, fmt.Sprintf("status not yet current (observed generation %d of %d)", pdb.Status.ObservedGeneration, pdb.Generation)
+	if pdb.Status.ObservedGeneration == 0 {
+		return obs, "the disruption controller has not counted its pods yet"
 	}
 	for _, c := range pdb.Status.Conditions {
 		if c.Type == policyv1.DisruptionAllowedCondition && c.Reason == syncFailedReason {
