@@ -48,6 +48,7 @@ func NewRootCommand() *cobra.Command {
 		newNodeCommand(),
 		newDeschedulerCommand(),
 		newKubeletSimCommand(),
+		newDPDBControllerCommand(),
 		newKubectlCommand(),
 		newSnapshotCommand(),
 		newFederateCommand(),
