@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/dpdb"
 	"github.com/kubesim/kubesim/internal/kubeletsim"
+	"github.com/kubesim/kubesim/internal/pki"
 )
 
 // The command lines of the components, derived from the cluster's config.
@@ -156,11 +158,30 @@ func dpdbOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *dpdb.Options {
 	o := dpdb.DefaultOptions()
 	o.Kubeconfig = d.ComponentKubeconfig(dpdbName)
 	o.ClusterName = c.Name
+	if c.Status.Ports.DPDBWebhook != 0 {
+		o.WebhookPort = c.Status.Ports.DPDBWebhook
+		o.WebhookCertFile = pkiPath(d, dpdbWebhookName+".crt")
+		o.WebhookKeyFile = pkiPath(d, dpdbWebhookName+".key")
+	}
 	return &o
 }
 
 // ensureDPDBCredentials gives a cluster made before the dpdb controller
 // existed its identity.
 func ensureDPDBCredentials(d clusterdir.Dir, c *v1alpha1.Cluster) error {
-	return ensureClientIdentity(d, c, dpdbName)
+	if err := ensureClientIdentity(d, c, dpdbName); err != nil {
+		return err
+	}
+	if fileExists(pkiPath(d, dpdbWebhookName+".crt")) {
+		return nil
+	}
+	ca, err := pki.Load(d.PKI(), caName)
+	if err != nil {
+		return err
+	}
+	kp, err := ca.Issue(pki.CertSpec{CommonName: "kubesim-dpdb-webhook", IPs: []net.IP{net.ParseIP(loopback)}, Server: true})
+	if err != nil {
+		return err
+	}
+	return kp.Write(d.PKI(), dpdbWebhookName)
 }

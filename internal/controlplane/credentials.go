@@ -32,6 +32,7 @@ const (
 	deschedulerUser   = "kubesim:descheduler"
 	dpdbName          = "dpdb-controller"
 	dpdbUser          = "kubesim:dpdb-controller"
+	dpdbWebhookName   = "dpdb-webhook"
 	// FederationUser is who other clusters of a DPDB federation are here.
 	FederationUser      = "kubesim:dpdb-federation"
 	adminUser           = "kubesim-admin"

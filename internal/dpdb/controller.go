@@ -147,6 +147,13 @@ func (c *Controller) Run(ctx context.Context) error {
 		wg.Go(func() { wait.UntilWithContext(ctx, c.work, time.Second) })
 	}
 	klog.InfoS("dpdb controller started")
+	if c.opts.WebhookPort != 0 {
+		// The first refresh has run: remote clusters are known.
+		c.remotes.refresh(ctx)
+		if err := c.serveWebhook(ctx); err != nil {
+			return err
+		}
+	}
 	<-ctx.Done()
 	c.queue.ShutDown()
 	wg.Wait()

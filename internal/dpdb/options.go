@@ -33,6 +33,11 @@ type Options struct {
 	ProbeInterval time.Duration
 	// Workers sync DPDBs in parallel.
 	Workers int
+	// WebhookPort, if not 0, serves the eviction webhook on loopback with
+	// WebhookCertFile and WebhookKeyFile.
+	WebhookPort     int
+	WebhookCertFile string
+	WebhookKeyFile  string
 }
 
 // DefaultOptions are the controller's defaults.
@@ -53,6 +58,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.FederationSecret, "federation-secret", o.FederationSecret, "Secret holding a kubeconfig per other cluster, keyed by cluster name")
 	fs.DurationVar(&o.ProbeInterval, "probe-interval", o.ProbeInterval, "how often other clusters are probed")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "DPDBs synced in parallel")
+	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "loopback port of the eviction webhook (0: none)")
+	fs.StringVar(&o.WebhookCertFile, "webhook-cert", o.WebhookCertFile, "the webhook's serving certificate")
+	fs.StringVar(&o.WebhookKeyFile, "webhook-key", o.WebhookKeyFile, "the webhook's serving key")
 }
 
 // Validate checks the options; each error names its flag.
@@ -71,6 +79,12 @@ func (o *Options) Validate() error {
 	}
 	if o.ProbeInterval < 100*time.Millisecond {
 		return fmt.Errorf("--probe-interval: must be at least 100ms, got %s", o.ProbeInterval)
+	}
+	if o.WebhookPort < 0 || o.WebhookPort > 65535 {
+		return fmt.Errorf("--webhook-port: %d is not a port (1-65535, or 0 for no webhook)", o.WebhookPort)
+	}
+	if o.WebhookPort != 0 && (o.WebhookCertFile == "" || o.WebhookKeyFile == "") {
+		return fmt.Errorf("--webhook-cert and --webhook-key: required with --webhook-port")
 	}
 	if o.Workers < 1 {
 		return fmt.Errorf("--workers: must be at least 1, got %d", o.Workers)

@@ -202,3 +202,24 @@ func toPDB(obj any) (*policyv1.PodDisruptionBudget, bool) {
 	pdb, ok := obj.(*policyv1.PodDisruptionBudget)
 	return pdb, ok
 }
+
+// client is a client of another cluster of the federation, or nil and why
+// it cannot be used.
+func (r *remotes) client(cluster string) (kubernetes.Interface, string) {
+	r.mu.Lock()
+	rc, ok := r.clusters[cluster]
+	r.mu.Unlock()
+	if !ok || rc.client == nil {
+		return nil, fmt.Sprintf("cluster %s unknown: Secret %s/%s has no usable kubeconfig for it (run kubesim federate)",
+			cluster, r.opts.Namespace, r.opts.FederationSecret)
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.lastErr != nil {
+		return nil, fmt.Sprintf("cluster %s unreachable: %v", cluster, rc.lastErr)
+	}
+	if age := r.now().Sub(rc.lastReach); rc.lastReach.IsZero() || age > 3*r.opts.ProbeInterval {
+		return nil, fmt.Sprintf("cluster %s unreachable: not reached for %s", cluster, age.Round(time.Second))
+	}
+	return rc.client, ""
+}

@@ -123,6 +123,42 @@ func TestDPDBRing(t *testing.T) {
 		waitAllowed(t, at(i).client, at(i).dyn, "default", ringPod(i), 1)
 	}
 
+	// Neighbours evicted at the same moment in two clusters: the webhook's
+	// federation lock lets at most one of each pair through.
+	t.Run("simultaneous evictions of neighbours", func(t *testing.T) {
+		admitted := 0
+		for round := range 3 {
+			errs := make(chan error, 2)
+			for _, i := range []int{3, 4} {
+				go func() { errs <- evict(i) }()
+			}
+			evicted := 0
+			for range 2 {
+				if err := <-errs; err == nil {
+					evicted++
+				} else if !apierrors.IsTooManyRequests(err) {
+					t.Errorf("round %d: eviction failed otherwise than by the budget: %v", round, err)
+				}
+			}
+			if evicted > 1 {
+				t.Fatalf("round %d: both neighbours evicted: the budget was spent twice", round)
+			}
+			admitted += evicted
+			for _, i := range []int{3, 4} {
+				if _, err := at(i).client.CoreV1().Pods("default").Get(context.Background(), ringPod(i), metav1.GetOptions{}); apierrors.IsNotFound(err) {
+					at(i).e.apply(ringManifest(i))
+				}
+				waitPods(t, at(i).client, "ring="+ringPod(i), 1)
+			}
+			for i := range 9 {
+				waitAllowed(t, at(i).client, at(i).dyn, "default", ringPod(i), 1)
+			}
+		}
+		if admitted == 0 {
+			t.Error("no eviction of any pair went through")
+		}
+	})
+
 	t.Run("federation credentials are least privilege", func(t *testing.T) {
 		secret, err := clusters["red"].client.CoreV1().Secrets("kubesim-dpdb").Get(context.Background(), "federation", metav1.GetOptions{})
 		if err != nil {
@@ -157,6 +193,13 @@ func TestDPDBRing(t *testing.T) {
 			}
 		}
 	})
+
+	// A member cluster that cannot be reached: the webhook refuses, naming it.
+	e.must("stop", "cluster", "--name", "green")
+	err := evict(0)
+	if !apierrors.IsTooManyRequests(err) || !strings.Contains(err.Error(), "green") {
+		t.Errorf("evicting %s with green stopped: %v, want a refusal naming green", ringPod(0), err)
+	}
 }
 
 func listErr[T any](_ T, err error) error   { return err }

@@ -145,6 +145,9 @@ type Ports struct {
 	APIServer int `json:"apiServer"`
 	Etcd      int `json:"etcd"`
 	EtcdPeer  int `json:"etcdPeer"`
+	// DPDBWebhook is the dpdb controller's eviction webhook; 0 in a
+	// cluster made before it, which then runs without the webhook.
+	DPDBWebhook int `json:"dpdbWebhook,omitempty"`
 }
 
 // SetDefaults fills every unset option with kubesim's default.
