@@ -21,9 +21,11 @@ import (
 const (
 	lockLease    = "eviction-lock"
 	lockDuration = 10 * time.Second
-	// lockWait bounds how long an eviction waits for a held lock.
-	lockWait = 4 * time.Second
 )
+
+// lockWait bounds how long an eviction waits for a held lock (a variable
+// for tests).
+var lockWait = 4 * time.Second
 
 // lockTarget is one cluster's lock: its name ("" for this one) and client.
 type lockTarget struct {
