@@ -61,6 +61,20 @@ func registerDPDBWebhook(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Clus
 			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNoneOnDryRun),
 			AdmissionReviewVersions: []string{"v1"},
 			TimeoutSeconds:          ptr.To[int32](10),
+		}, {
+			// Deleting a pod skips PDBs; pods labelled for it opt in.
+			Name:         dpdb.DeleteWebhookName,
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: ca},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Delete},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"},
+					Resources: []string{"pods"}, Scope: ptr.To(admissionregistrationv1.NamespacedScope)},
+			}},
+			ObjectSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{dpdb.GuardDeleteLabel: "true"}},
+			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNoneOnDryRun),
+			AdmissionReviewVersions: []string{"v1"},
+			TimeoutSeconds:          ptr.To[int32](10),
 		}},
 	}
 	configs := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()

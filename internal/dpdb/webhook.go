@@ -30,7 +30,11 @@ import (
 // The eviction webhook, as registered with the API server.
 const (
 	WebhookName = "eviction.dpdb.policy.kubesim.io"
-	WebhookPath = "/evict"
+	// DeleteWebhookName checks pod deletions too, for pods that carry
+	// GuardDeleteLabel=true.
+	DeleteWebhookName = "delete.dpdb.policy.kubesim.io"
+	GuardDeleteLabel  = "policy.kubesim.io/guard-delete"
+	WebhookPath       = "/evict"
 	// holdTimeout bounds how long an admitted eviction keeps the lock
 	// waiting for its child PDB to count the pod out.
 	holdTimeout = 5 * time.Second
@@ -72,7 +76,9 @@ func (c *Controller) handleEviction(w http.ResponseWriter, r *http.Request) {
 	}
 	req := review.Request
 	resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
-	if req.SubResource == "eviction" && req.Operation == admissionv1.Create {
+	evicting := req.SubResource == "eviction" && req.Operation == admissionv1.Create
+	deleting := req.SubResource == "" && req.Operation == admissionv1.Delete && req.Kind.Kind == "Pod"
+	if evicting || deleting {
 		if msg := c.admitEviction(r.Context(), req.Namespace, req.Name, req.DryRun != nil && *req.DryRun); msg != "" {
 			resp.Allowed = false
 			resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusTooManyRequests,

@@ -138,9 +138,16 @@ spec:
 	if !apierrors.IsTooManyRequests(err) {
 		t.Errorf("evicting %s with the other namespace at 0: %v, want 429 (budget)", pods[0].Name, err)
 	}
-	// Back: allowed again.
+	// Deleting a pod skips PDBs, unless the pod opts in to the webhook.
+	e.kubectl("label", "pod", pods[0].Name, "policy.kubesim.io/guard-delete=true")
+	r := e.run("kubectl", "--name", e.cluster, "delete", "pod", pods[0].Name, "--wait=false")
+	if r.code == 0 || !strings.Contains(r.stderr, "federation allows no disruption") {
+		t.Errorf("deleting a guarded pod with the other namespace at 0: want the webhook's refusal: %s", r)
+	}
+	// Back: allowed again, and the guarded pod may go.
 	e.kubectl("scale", "deployment", "db", "-n", "other", "--replicas", "3")
 	waitAllowed(t, client, dyn, "default", "db", 3)
+	e.kubectl("delete", "pod", pods[0].Name, "--wait=false")
 }
 
 // TestDPDBBadInput: the CRD refuses bad budgets naming the field; a
