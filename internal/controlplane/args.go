@@ -166,8 +166,16 @@ func dpdbOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *dpdb.Options {
 	return &o
 }
 
-// ensureDPDBCredentials gives a cluster made before the dpdb controller
-// existed its identity.
+// prepareDPDB gives a cluster made before the dpdb controller its
+// identity and webhook certificate, and points a registered webhook at the
+// controller's port, which may have moved.
+func prepareDPDB(d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	if err := ensureDPDBCredentials(d, c); err != nil {
+		return err
+	}
+	return followDPDBWebhookPort(d, c)
+}
+
 func ensureDPDBCredentials(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	if err := ensureClientIdentity(d, c, dpdbName); err != nil {
 		return err

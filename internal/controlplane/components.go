@@ -56,7 +56,7 @@ func Components() []Component {
 		{Name: KubeScheduler, Args: schedulerArgs, Prepare: writeSchedulerConfig},
 		{Name: KubeletSim, Args: ownArgs(kubeletSimOptions)},
 		{Name: Descheduler, Args: ownArgs(deschedulerOptions), Prepare: writeDeschedulerPolicy},
-		{Name: DPDBController, Args: ownArgs(dpdbOptions), Prepare: ensureDPDBCredentials,
+		{Name: DPDBController, Args: ownArgs(dpdbOptions), Prepare: prepareDPDB,
 			Ready: dpdbWebhookReady, Setup: registerDPDBWebhook,
 			Ports: func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.DPDBWebhook} }},
 	}

@@ -46,7 +46,7 @@ func registerDPDBWebhook(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Clus
 	if err != nil {
 		return err
 	}
-	url := fmt.Sprintf("https://%s:%d%s", loopback, c.Status.Ports.DPDBWebhook, dpdb.WebhookPath)
+	url := dpdbWebhookURL(c)
 	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: dpdb.WebhookName},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
@@ -90,4 +90,42 @@ func registerDPDBWebhook(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Clus
 		return err
 	}
 	return nil
+}
+
+// followDPDBWebhookPort points a registered webhook at the port the
+// controller is about to serve: a moved port would otherwise leave every
+// eviction refused. Not yet registered (a new cluster): Setup does it.
+func followDPDBWebhookPort(d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	if c.Status.Ports.DPDBWebhook == 0 {
+		return nil
+	}
+	client, err := AdminClient(d, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	configs := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	current, err := configs.Get(ctx, dpdb.WebhookName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("the dpdb webhook's registration: %w", err)
+	}
+	url := dpdbWebhookURL(c)
+	changed := false
+	for i := range current.Webhooks {
+		if u := current.Webhooks[i].ClientConfig.URL; u != nil && *u != url {
+			current.Webhooks[i].ClientConfig.URL, changed = &url, true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	_, err = configs.Update(ctx, current, metav1.UpdateOptions{})
+	return err
+}
+
+func dpdbWebhookURL(c *v1alpha1.Cluster) string {
+	return fmt.Sprintf("https://%s:%d%s", loopback, c.Status.Ports.DPDBWebhook, dpdb.WebhookPath)
 }

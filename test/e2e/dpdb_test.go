@@ -3,7 +3,10 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -222,4 +225,59 @@ spec:
 `)
 	e.kubectl("patch", "dpdb", "lonely", "--type=json", "-p", `[{"op":"remove","path":"/spec/federation/1"}]`)
 	waitAllowed(t, client, dyn, "default", "lonely", 1)
+}
+
+// TestDPDBWebhookFollowsPort: the dpdb controller's port taken while it
+// restarts moves, and the webhook's registration follows it, so evictions
+// are answered again rather than refused for good.
+func TestDPDBWebhookFollowsPort(t *testing.T) {
+	e := newEnv(t)
+	e.createCluster("dpdbport", "--nodes", "1")
+	client, dyn := e.client(), dpdbClient(t, e.kubeconfig)
+	e.apply(dpdbWorkload("web", "default", 2) + `---
+apiVersion: policy.kubesim.io/v1alpha1
+kind: DistributedPodDisruptionBudget
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  minAvailable: 1
+`)
+	waitPods(t, client, "app=web", 2)
+	waitAllowed(t, client, dyn, "default", "web", 1)
+	webhookURL := func() string {
+		cfg, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(context.Background(), "eviction.dpdb.policy.kubesim.io", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *cfg.Webhooks[0].ClientConfig.URL
+	}
+	old := webhookURL()
+	u, err := url.Parse(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := e.componentPID("dpdbport", "dpdb-controller")
+	if pid == 0 {
+		t.Fatal("no dpdb-controller process")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var l net.Listener
+	eventually(t, 5*time.Second, "the webhook's port free to take", func() (err error) {
+		l, err = net.Listen("tcp", u.Host)
+		return err
+	})
+	defer l.Close()
+	eventually(t, time.Minute, "the webhook registered on a new port", func() error {
+		if now := webhookURL(); now == old {
+			return fmt.Errorf("still %s", now)
+		}
+		return nil
+	})
+	pod := runningPods(t, client, "app=web")[0]
+	eventually(t, 30*time.Second, "an eviction answered by the moved webhook", func() error {
+		return client.PolicyV1().Evictions("default").Evict(context.Background(), &policyv1.Eviction{
+			ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: "default"}})
+	})
 }
