@@ -40,9 +40,11 @@ unit:
 e2e: build
 	KUBESIM_BINARY=$(BIN) go test -count=1 -timeout 40m -v ./test/e2e/
 
-## generate: DeepCopy functions and the Stage CRD (deploy/crds) from apis/
+## generate: DeepCopy functions and the CRDs (deploy/crds: Stage, DistributedPodDisruptionBudget)
+## from apis/; deploy/dpdb gets a copy of its CRD (kustomize reads no file outside its directory)
 generate:
 	$(CONTROLLER_GEN) object paths=./apis/... crd:crdVersions=v1 output:crd:dir=deploy/crds
+	cp deploy/crds/policy.kubesim.io_distributedpoddisruptionbudgets.yaml deploy/dpdb/crd.yaml
 
 bench: build
 	$(BIN) bench create

@@ -13,6 +13,7 @@ import (
 func newBenchCommand() *cobra.Command {
 	return group("bench", "Measure kubesim on this machine",
 		newBenchCreateCommand(),
+		newBenchDPDBCommand(),
 		newBenchScenarioCommand("nodes", "Time N simulated nodes created until Ready and schedulable", bench.NodesScenario),
 		newBenchScenarioCommand("pods", "Time N pods bound to one node until Running, then deleted until gone", bench.PodsScenario),
 		newBenchScenarioCommand("deployment", "Time a Deployment of N pods scheduled onto M nodes until Running", bench.DeploymentScenario),
@@ -79,5 +80,23 @@ func newBenchCreateCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&runs, "runs", 3, "how many times to run the lifecycle")
+	return cmd
+}
+
+func newBenchDPDBCommand() *cobra.Command {
+	var pairs int
+	cmd := &cobra.Command{
+		Use:   "dpdb",
+		Short: "Count simultaneous neighbour evictions in two federated clusters that both pass, without and with the eviction webhook; time the lock and the propagation lag",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			home, err := clusterdir.Home()
+			if err != nil {
+				return err
+			}
+			return bench.DPDB(cmd.Context(), home, pairs, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().IntVar(&pairs, "pairs", 50, "pairs of neighbouring pods, one in each cluster")
 	return cmd
 }

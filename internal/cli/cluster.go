@@ -46,6 +46,7 @@ type createClusterFlags struct {
 	deschedulingInterval   time.Duration
 	nodes                  int
 	disableKubeletSim      bool
+	disableDPDBController  bool
 	percentageOfNodes      int32
 	nodeFlags              nodeFlags
 	wait                   time.Duration
@@ -90,6 +91,7 @@ func newCreateClusterCommand() *cobra.Command {
 	f.nodeFlags.add(cmd)
 	fl.Int32Var(&f.percentageOfNodes, "percentage-of-nodes-to-score", 0, "share of feasible nodes the scheduler scores (default: upstream's adaptive share)")
 	fl.BoolVar(&f.disableKubeletSim, "disable-kubelet-sim", false, "run no kubelet simulator (nodes stay NotReady unless simulated from elsewhere)")
+	fl.BoolVar(&f.disableDPDBController, "disable-dpdb-controller", false, "run no DistributedPodDisruptionBudget controller (the CRD is installed; run one from deploy/dpdb)")
 	fl.DurationVar(&f.wait, "wait", defaultWait, "how long to wait for the cluster (and its nodes) to be ready")
 	fl.BoolVar(&f.retain, "retain", false, "keep a cluster that failed to start, for its logs")
 	return cmd
@@ -148,6 +150,9 @@ func (f *createClusterFlags) clusterConfig(cmd *cobra.Command) (*v1alpha1.Cluste
 	}
 	if changed("stages") {
 		c.Stages = f.stages
+	}
+	if changed("disable-dpdb-controller") {
+		c.DisableDPDBController = f.disableDPDBController
 	}
 	if changed("disable-kubelet-sim") {
 		c.DisableKubeletSim = f.disableKubeletSim

@@ -31,10 +31,11 @@ var upstreamCommands = map[string]func() *cobra.Command{
 
 // ownEntryPoints run kubesim's own components and return the exit code.
 var ownEntryPoints = map[string]func(args []string) int{
-	controlplane.Etcd:        runEtcd,
-	controlplane.KubeletSim:  runKubeletSim,
-	controlplane.Descheduler: runDescheduler,
-	controlplane.Supervisor:  runSupervisor,
+	controlplane.Etcd:           runEtcd,
+	controlplane.KubeletSim:     runKubeletSim,
+	controlplane.Descheduler:    runDescheduler,
+	controlplane.DPDBController: runDPDBController,
+	controlplane.Supervisor:     runSupervisor,
 }
 
 // Run runs the named component with args and returns its exit code.

@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -8,7 +9,9 @@ import (
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/dpdb"
 	"github.com/kubesim/kubesim/internal/kubeletsim"
+	"github.com/kubesim/kubesim/internal/pki"
 )
 
 // The command lines of the components, derived from the cluster's config.
@@ -149,4 +152,44 @@ func deschedulerOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *DeschedulerOptio
 		Policy:     d.DeschedulerPolicy(),
 		Interval:   c.Descheduler.Interval.Duration,
 	}
+}
+
+func dpdbOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *dpdb.Options {
+	o := dpdb.DefaultOptions()
+	o.Kubeconfig = d.ComponentKubeconfig(dpdbName)
+	o.ClusterName = c.Name
+	if c.Status.Ports.DPDBWebhook != 0 {
+		o.WebhookPort = c.Status.Ports.DPDBWebhook
+		o.WebhookCertFile = pkiPath(d, dpdbWebhookName+".crt")
+		o.WebhookKeyFile = pkiPath(d, dpdbWebhookName+".key")
+	}
+	return &o
+}
+
+// prepareDPDB gives a cluster made before the dpdb controller its
+// identity and webhook certificate, and points a registered webhook at the
+// controller's port, which may have moved.
+func prepareDPDB(d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	if err := ensureDPDBCredentials(d, c); err != nil {
+		return err
+	}
+	return followDPDBWebhookPort(d, c)
+}
+
+func ensureDPDBCredentials(d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	if err := ensureClientIdentity(d, c, dpdbName); err != nil {
+		return err
+	}
+	if fileExists(pkiPath(d, dpdbWebhookName+".crt")) {
+		return nil
+	}
+	ca, err := pki.Load(d.PKI(), caName)
+	if err != nil {
+		return err
+	}
+	kp, err := ca.Issue(pki.CertSpec{CommonName: "kubesim-dpdb-webhook", IPs: []net.IP{net.ParseIP(loopback)}, Server: true})
+	if err != nil {
+		return err
+	}
+	return kp.Write(d.PKI(), dpdbWebhookName)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/deploy"
 	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/dpdb"
 )
 
 // legacyAnyKindRole is the role older kubesims gave the simulator on every
@@ -26,14 +27,21 @@ const legacyAnyKindRole = "kubesim:kubelet-sim:any-kind"
 
 // bootstrap writes, as the admin, what kubesim's own components need in
 // the API before they start: the Stage CRD and the RBAC roles of the
-// kubelet simulator and the descheduler.
+// kubelet simulator, the descheduler, the dpdb controller and the clusters
+// federated with this one (the namespace kubesim-dpdb).
 func bootstrap(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	client, err := AdminClient(d, 10*time.Second)
 	if err != nil {
 		return err
 	}
-	if err := installStageCRD(ctx, d); err != nil {
+	if err := installCRD(ctx, d, deploy.StageCRD); err != nil {
 		return fmt.Errorf("Stage CRD: %w", err)
+	}
+	if err := installCRD(ctx, d, deploy.DPDBCRD); err != nil {
+		return fmt.Errorf("DistributedPodDisruptionBudget CRD: %w", err)
+	}
+	if err := ensureNamespace(ctx, client, dpdb.DefaultNamespace); err != nil {
+		return err
 	}
 	kubeletSimRole, err := embeddedRole(deploy.KubeletSimClusterRole)
 	if err != nil {
@@ -47,6 +55,12 @@ func bootstrap(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
 	if err != nil {
 		return err
 	}
+	var dpdbRoles [4]*rbacv1.ClusterRole
+	for i, manifest := range [][]byte{deploy.DPDBClusterRole, deploy.DPDBNamespaceRole, deploy.FederationClusterRole, deploy.FederationLeasesRole} {
+		if dpdbRoles[i], err = embeddedRole(manifest); err != nil {
+			return err
+		}
+	}
 	for _, b := range []struct {
 		role      *rbacv1.ClusterRole
 		user      string
@@ -56,6 +70,10 @@ func bootstrap(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
 		{leasesRole, kubeletSimUser, corev1.NamespaceNodeLease},
 		{stageKindsRole, kubeletSimUser, ""},
 		{deschedulerRole, deschedulerUser, ""},
+		{dpdbRoles[0], dpdbUser, ""},
+		{dpdbRoles[1], dpdbUser, dpdb.DefaultNamespace},
+		{dpdbRoles[2], FederationUser, ""},
+		{dpdbRoles[3], FederationUser, dpdb.DefaultNamespace},
 	} {
 		if err := bindRole(ctx, client, b.role, b.user, b.namespace); err != nil {
 			return err
@@ -109,11 +127,20 @@ func bindRole(ctx context.Context, client kubernetes.Interface, role *rbacv1.Clu
 	return nil
 }
 
-// installStageCRD creates or updates the Stage CRD and waits until it is
-// served, so the kubelet simulator finds it when it starts.
-func installStageCRD(ctx context.Context, d clusterdir.Dir) error {
+// ensureNamespace creates a namespace unless it exists.
+func ensureNamespace(ctx context.Context, client kubernetes.Interface, name string) error {
+	_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("namespace %s: %w", name, err)
+	}
+	return nil
+}
+
+// installCRD creates or updates an embedded CRD and waits until it is
+// served, so the components that use it find it when they start.
+func installCRD(ctx context.Context, d clusterdir.Dir, manifest []byte) error {
 	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(deploy.StageCRD, crd); err != nil {
+	if err := yaml.UnmarshalStrict(manifest, crd); err != nil {
 		return fmt.Errorf("embedded CRD: %w", err)
 	}
 	cfg, err := AdminConfig(d)

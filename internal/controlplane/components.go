@@ -18,6 +18,7 @@ const (
 	KubeScheduler         = "kube-scheduler"
 	KubeletSim            = "kubelet-sim"
 	Descheduler           = "descheduler"
+	DPDBController        = "dpdb-controller"
 	Supervisor            = "supervisor"
 )
 
@@ -55,6 +56,9 @@ func Components() []Component {
 		{Name: KubeScheduler, Args: schedulerArgs, Prepare: writeSchedulerConfig},
 		{Name: KubeletSim, Args: ownArgs(kubeletSimOptions)},
 		{Name: Descheduler, Args: ownArgs(deschedulerOptions), Prepare: writeDeschedulerPolicy},
+		{Name: DPDBController, Args: ownArgs(dpdbOptions), Prepare: prepareDPDB,
+			Ready: dpdbWebhookReady, Setup: registerDPDBWebhook,
+			Ports: func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.DPDBWebhook} }},
 	}
 }
 
@@ -63,13 +67,16 @@ func Components() []Component {
 var UpstreamComponents = []string{KubeAPIServer, KubeControllerManager, KubeScheduler}
 
 // Enabled reports whether the cluster runs the component: the simulator
-// unless disabled, the descheduler if configured, all others always.
+// and the dpdb controller unless disabled, the descheduler if configured,
+// all others always.
 func (comp Component) Enabled(c *v1alpha1.Cluster) bool {
 	switch comp.Name {
 	case KubeletSim:
 		return !c.DisableKubeletSim
 	case Descheduler:
 		return c.Descheduler.Enabled()
+	case DPDBController:
+		return !c.DisableDPDBController
 	}
 	return true
 }

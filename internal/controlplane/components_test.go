@@ -65,7 +65,11 @@ func TestEnabledComponents(t *testing.T) {
 	_, c := testCluster()
 	c.DisableKubeletSim = true
 	got := strings.Join(EnabledComponents(c), ",")
-	if got != "etcd,kube-apiserver,kube-controller-manager,kube-scheduler,descheduler" {
+	if got != "etcd,kube-apiserver,kube-controller-manager,kube-scheduler,descheduler,dpdb-controller" {
 		t.Errorf("enabled: %s", got)
+	}
+	c.DisableDPDBController = true
+	if got := strings.Join(EnabledComponents(c), ","); strings.Contains(got, DPDBController) {
+		t.Errorf("enabled with the dpdb controller disabled: %s", got)
 	}
 }

@@ -18,18 +18,23 @@ import (
 
 // Names of the key pairs in a cluster's pki/ directory.
 const (
-	caName              = "ca"
-	etcdCAName          = "etcd-ca"
-	etcdServerName      = "etcd-server"
-	etcdClientName      = "apiserver-etcd-client"
-	apiServerName       = "apiserver"
-	adminName           = "admin"
-	controllerMgrName   = "controller-manager"
-	schedulerName       = "scheduler"
-	kubeletSimName      = "kubelet-sim"
-	kubeletSimUser      = "kubesim:kubelet-sim"
-	deschedulerName     = "descheduler"
-	deschedulerUser     = "kubesim:descheduler"
+	caName            = "ca"
+	etcdCAName        = "etcd-ca"
+	etcdServerName    = "etcd-server"
+	etcdClientName    = "apiserver-etcd-client"
+	apiServerName     = "apiserver"
+	adminName         = "admin"
+	controllerMgrName = "controller-manager"
+	schedulerName     = "scheduler"
+	kubeletSimName    = "kubelet-sim"
+	kubeletSimUser    = "kubesim:kubelet-sim"
+	deschedulerName   = "descheduler"
+	deschedulerUser   = "kubesim:descheduler"
+	dpdbName          = "dpdb-controller"
+	dpdbUser          = "kubesim:dpdb-controller"
+	dpdbWebhookName   = "dpdb-webhook"
+	// FederationUser is who other clusters of a DPDB federation are here.
+	FederationUser      = "kubesim:dpdb-federation"
 	adminUser           = "kubesim-admin"
 	controllerMgrUser   = "system:kube-controller-manager"
 	schedulerUser       = "system:kube-scheduler"
@@ -50,6 +55,7 @@ var clientIdentities = []struct {
 	{schedulerName, schedulerUser, nil},
 	{kubeletSimName, kubeletSimUser, nil},
 	{deschedulerName, deschedulerUser, nil},
+	{dpdbName, dpdbUser, nil},
 }
 
 // WriteCredentials makes the cluster's CA, every certificate its components
@@ -108,6 +114,65 @@ func WriteCredentials(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	return pki.WriteServiceAccountKey(d.PKI())
 }
 
+// ensureClientIdentity issues, with the cluster's CA, a client identity a
+// cluster made by an older kubesim lacks, and writes its kubeconfig.
+func ensureClientIdentity(d clusterdir.Dir, c *v1alpha1.Cluster, file string) error {
+	for _, id := range clientIdentities {
+		if id.file == file {
+			if err := issueIfMissing(d, file, id.user, id.groups); err != nil {
+				return err
+			}
+		}
+	}
+	cfg, err := BuildKubeconfig(d, c, file)
+	if err != nil {
+		return err
+	}
+	data, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return err
+	}
+	return pki.WriteFileAtomic(d.ComponentKubeconfig(file), data)
+}
+
+// issueIfMissing issues a client certificate for user with the cluster's
+// CA unless pki/<file>.crt exists.
+func issueIfMissing(d clusterdir.Dir, file, user string, groups []string) error {
+	if fileExists(pkiPath(d, file+".crt")) {
+		return nil
+	}
+	ca, err := pki.Load(d.PKI(), caName)
+	if err != nil {
+		return err
+	}
+	kp, err := ca.Issue(pki.CertSpec{CommonName: user, Organizations: groups, Client: true})
+	if err != nil {
+		return err
+	}
+	if err := kp.Write(d.PKI(), file); err != nil {
+		return fmt.Errorf("writing %s certificate: %w", file, err)
+	}
+	return nil
+}
+
+// federationName is the key pair other clusters of a DPDB federation use
+// to reach this one (as FederationUser).
+const federationName = "dpdb-federation"
+
+// FederationKubeconfig is a kubeconfig for this cluster that other
+// clusters of a DPDB federation use: its identity (FederationUser) may
+// only read PodDisruptionBudgets and take lock Leases in kubesim-dpdb.
+func FederationKubeconfig(d clusterdir.Dir, c *v1alpha1.Cluster) ([]byte, error) {
+	if err := issueIfMissing(d, federationName, FederationUser, nil); err != nil {
+		return nil, err
+	}
+	cfg, err := BuildKubeconfig(d, c, federationName)
+	if err != nil {
+		return nil, err
+	}
+	return clientcmd.Write(*cfg)
+}
+
 // ContextName is the kubeconfig context (and cluster and user) of a cluster.
 func ContextName(clusterName string) string { return "kubesim-" + clusterName }
 
@@ -120,6 +185,9 @@ func APIServerURL(c *v1alpha1.Cluster) string {
 // pointing at the API server's current port.
 func WriteKubeconfigs(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	for _, id := range clientIdentities {
+		if !fileExists(pkiPath(d, id.file+".crt")) {
+			continue // an identity newer than the cluster: its Prepare makes it
+		}
 		cfg, err := BuildKubeconfig(d, c, id.file)
 		if err != nil {
 			return err

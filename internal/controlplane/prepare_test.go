@@ -15,6 +15,14 @@ func TestPrepareWritesTheFilesComponentsRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Status.AuditPolicy, c.Status.DeschedulerPolicy = DefaultAuditPolicy, "kind: DeschedulerPolicy\n"
+	// A cluster made before the dpdb controller: its identity is issued
+	// by its Prepare.
+	if err := WriteCredentials(d, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(pkiPath(d, dpdbName+".crt")); err != nil {
+		t.Fatal(err)
+	}
 	for _, comp := range Components() {
 		if comp.Prepare != nil {
 			if err := comp.Prepare(d, c); err != nil {
@@ -23,10 +31,12 @@ func TestPrepareWritesTheFilesComponentsRead(t *testing.T) {
 		}
 	}
 	for path, want := range map[string]string{
-		d.AuditPolicy():        "kind: Policy",
-		egressConfigFile(d):    egressSocket(d),
-		schedulerConfigFile(d): d.ComponentKubeconfig(schedulerName),
-		d.DeschedulerPolicy():  "kind: DeschedulerPolicy",
+		d.AuditPolicy():                 "kind: Policy",
+		egressConfigFile(d):             egressSocket(d),
+		schedulerConfigFile(d):          d.ComponentKubeconfig(schedulerName),
+		d.DeschedulerPolicy():           "kind: DeschedulerPolicy",
+		d.ComponentKubeconfig(dpdbName): "client-certificate-data",
+		pkiPath(d, dpdbName+".crt"):     "CERTIFICATE",
 	} {
 		data, err := os.ReadFile(path)
 		if err != nil || !strings.Contains(string(data), want) {

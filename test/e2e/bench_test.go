@@ -43,3 +43,19 @@ func TestBenchScenarios(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchDPDB runs `kubesim bench dpdb` small: with the eviction webhook
+// no pair of simultaneous neighbour evictions both pass; it reports the
+// lock's latency and the propagation lag, and leaves no cluster behind.
+func TestBenchDPDB(t *testing.T) {
+	e := newEnv(t)
+	r := e.must("bench", "dpdb", "--pairs", "3")
+	for _, want := range []string{"of 3 without the webhook, 0 of 3 with it", "admitted eviction latency: p50", "propagation lag without the webhook", "over 3"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("bench dpdb: no %q in:\n%s", want, r.stdout)
+		}
+	}
+	if out := e.must("get", "clusters").stdout; strings.Contains(out, "dpdb-bench-") {
+		t.Errorf("bench dpdb left clusters behind:\n%s", out)
+	}
+}

@@ -60,6 +60,11 @@ type Cluster struct {
 	// control plane whose nodes are simulated from elsewhere.
 	DisableKubeletSim bool `json:"disableKubeletSim,omitempty"`
 
+	// DisableDPDBController leaves the DistributedPodDisruptionBudget
+	// controller out (its CRD is installed all the same), for one run
+	// from elsewhere, such as deploy/dpdb.
+	DisableDPDBController bool `json:"disableDPDBController,omitempty"`
+
 	// ExtraArgs are upstream flags added to an upstream component's command
 	// line, by component (kube-apiserver, kube-controller-manager,
 	// kube-scheduler): ["--feature-gates=SomeGate=true", "--v=4"]. A flag
@@ -140,6 +145,9 @@ type Ports struct {
 	APIServer int `json:"apiServer"`
 	Etcd      int `json:"etcd"`
 	EtcdPeer  int `json:"etcdPeer"`
+	// DPDBWebhook is the dpdb controller's eviction webhook; 0 in a
+	// cluster made before it, which then runs without the webhook.
+	DPDBWebhook int `json:"dpdbWebhook,omitempty"`
 }
 
 // SetDefaults fills every unset option with kubesim's default.

@@ -1,0 +1,131 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/dpdb"
+)
+
+// dpdbWebhookReady passes once the dpdb controller's webhook listens (at
+// once in a cluster too old to have its port).
+func dpdbWebhookReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	if c.Status.Ports.DPDBWebhook == 0 {
+		return nil
+	}
+	conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", net.JoinHostPort(loopback, strconv.Itoa(c.Status.Ports.DPDBWebhook)))
+	if err != nil {
+		return err
+	}
+	return conn.Close()
+}
+
+// registerDPDBWebhook registers the dpdb controller's eviction webhook
+// with the API server, by URL on loopback, trusted through the cluster's
+// CA. It fails closed: an eviction it cannot ask about is refused.
+func registerDPDBWebhook(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	if c.Status.Ports.DPDBWebhook == 0 {
+		return nil
+	}
+	ca, err := os.ReadFile(pkiPath(d, caName+".crt"))
+	if err != nil {
+		return err
+	}
+	client, err := AdminClient(d, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	url := dpdbWebhookURL(c)
+	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: dpdb.WebhookName},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name:         dpdb.WebhookName,
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: ca},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"},
+					Resources: []string{"pods/eviction"}, Scope: ptr.To(admissionregistrationv1.NamespacedScope)},
+			}},
+			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNoneOnDryRun),
+			AdmissionReviewVersions: []string{"v1"},
+			TimeoutSeconds:          ptr.To[int32](10),
+		}, {
+			// Deleting a pod skips PDBs; pods labelled for it opt in.
+			Name:         dpdb.DeleteWebhookName,
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: ca},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Delete},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"},
+					Resources: []string{"pods"}, Scope: ptr.To(admissionregistrationv1.NamespacedScope)},
+			}},
+			ObjectSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{dpdb.GuardDeleteLabel: "true"}},
+			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNoneOnDryRun),
+			AdmissionReviewVersions: []string{"v1"},
+			TimeoutSeconds:          ptr.To[int32](10),
+		}},
+	}
+	configs := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	if _, err := configs.Create(ctx, cfg, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		current, err := configs.Get(ctx, cfg.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		current.Webhooks = cfg.Webhooks
+		_, err = configs.Update(ctx, current, metav1.UpdateOptions{})
+		return err
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// followDPDBWebhookPort points a registered webhook at the port the
+// controller is about to serve: a moved port would otherwise leave every
+// eviction refused. Not yet registered (a new cluster): Setup does it.
+func followDPDBWebhookPort(d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	if c.Status.Ports.DPDBWebhook == 0 {
+		return nil
+	}
+	client, err := AdminClient(d, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	configs := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	current, err := configs.Get(ctx, dpdb.WebhookName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("the dpdb webhook's registration: %w", err)
+	}
+	url := dpdbWebhookURL(c)
+	changed := false
+	for i := range current.Webhooks {
+		if u := current.Webhooks[i].ClientConfig.URL; u != nil && *u != url {
+			current.Webhooks[i].ClientConfig.URL, changed = &url, true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	_, err = configs.Update(ctx, current, metav1.UpdateOptions{})
+	return err
+}
+
+func dpdbWebhookURL(c *v1alpha1.Cluster) string {
+	return fmt.Sprintf("https://%s:%d%s", loopback, c.Status.Ports.DPDBWebhook, dpdb.WebhookPath)
+}
