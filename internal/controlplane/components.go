@@ -43,6 +43,10 @@ type Component struct {
 	// Ports returns pointers to the config's ports this component binds,
 	// so the supervisor can move them if another process took one.
 	Ports func(c *v1alpha1.Cluster) []*int
+	// HeldDuringOutages: the supervisor stops the component while the API
+	// server does not answer and starts it afresh when it does (see
+	// outage.go).
+	HeldDuringOutages bool
 }
 
 // Components is the control plane, in start order.
@@ -52,7 +56,7 @@ func Components() []Component {
 			Ports: func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.Etcd, &c.Status.Ports.EtcdPeer} }},
 		{Name: KubeAPIServer, Args: apiServerArgs, Ready: APIServerReady, Setup: bootstrap, Serve: grantStageKinds, Prepare: writeAPIServerFiles,
 			Ports: func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.APIServer} }},
-		{Name: KubeControllerManager, Args: controllerManagerArgs},
+		{Name: KubeControllerManager, Args: controllerManagerArgs, HeldDuringOutages: true},
 		{Name: KubeScheduler, Args: schedulerArgs, Prepare: writeSchedulerConfig},
 		{Name: KubeletSim, Args: ownArgs(kubeletSimOptions)},
 		{Name: Descheduler, Args: ownArgs(deschedulerOptions), Prepare: writeDeschedulerPolicy},

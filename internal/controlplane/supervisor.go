@@ -36,12 +36,20 @@ type supervisor struct {
 	cfg *v1alpha1.Cluster
 
 	// restart asks a running component to restart: one it depends on has
-	// moved to another port.
-	restart map[string]chan struct{}
+	// moved to another port, or the API server does not answer.
+	restart map[string]chan restartRequest
+	outage  *outageGate
+}
+
+// restartRequest says why a component is to restart, and whether to kill
+// it rather than ask it to stop.
+type restartRequest struct {
+	reason string
+	kill   bool
 }
 
 // errRestart ends a run that was asked to restart.
-var errRestart = errors.New("asked to restart: a component it depends on moved")
+var errRestart = errors.New("asked to restart")
 
 // Supervise runs the cluster opts names until ctx ends, then stops every
 // component, last started first. It holds the cluster's lock throughout, so
@@ -68,9 +76,9 @@ func Supervise(ctx context.Context, opts SupervisorOptions) error {
 	if err != nil {
 		return err
 	}
-	s := &supervisor{dir: d, exe: exe, logger: logger, cfg: cfg, restart: map[string]chan struct{}{}}
+	s := &supervisor{dir: d, exe: exe, logger: logger, cfg: cfg, restart: map[string]chan restartRequest{}, outage: newOutageGate()}
 	for _, comp := range Components() {
-		s.restart[comp.Name] = make(chan struct{}, 1)
+		s.restart[comp.Name] = make(chan restartRequest, 1)
 	}
 	egressCtx, stopEgress := context.WithCancel(context.Background())
 	defer stopEgress()
@@ -118,6 +126,7 @@ func Supervise(ctx context.Context, opts SupervisorOptions) error {
 	if err := markStarted(d); err != nil {
 		return err
 	}
+	go s.watchAPIServer(ctx)
 	<-ctx.Done()
 	logger.Printf("stopping")
 	return nil
@@ -161,6 +170,9 @@ func (s *supervisor) setup(ctx context.Context, comp Component) {
 func (s *supervisor) keepRunning(ctx context.Context, comp Component) {
 	backoff := minBackoff
 	for {
+		if comp.HeldDuringOutages && !s.waitForAPIServer(ctx, comp) {
+			return
+		}
 		started := time.Now()
 		err := s.runOnce(ctx, comp)
 		if ctx.Err() != nil {
@@ -214,15 +226,19 @@ func (s *supervisor) runOnce(ctx context.Context, comp Component) error {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	var stopped error
+	stop := syscall.SIGTERM
 	select {
 	case err := <-exited:
 		return err
 	case <-ctx.Done():
-	case <-s.restart[comp.Name]:
-		s.logger.Printf("restarting %s: a component it depends on moved to another port", comp.Name)
+	case req := <-s.restart[comp.Name]:
+		s.logger.Printf("restarting %s: %s", comp.Name, req.reason)
 		stopped = errRestart
+		if req.kill {
+			stop = syscall.SIGKILL
+		}
 	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Process.Signal(stop)
 	select {
 	case <-exited:
 	case <-time.After(stopTimeout):
@@ -241,10 +257,16 @@ func (s *supervisor) restartAfter(comp Component) {
 	all := Components()
 	i := slices.IndexFunc(all, func(c Component) bool { return c.Name == comp.Name })
 	for _, later := range all[i+1:] {
-		select {
-		case s.restart[later.Name] <- struct{}{}:
-		default: // already asked
-		}
+		s.askRestart(later.Name, restartRequest{reason: "a component it depends on moved to another port"})
+	}
+}
+
+// askRestart asks the component called name to restart, unless it has
+// been asked already.
+func (s *supervisor) askRestart(name string, req restartRequest) {
+	select {
+	case s.restart[name] <- req:
+	default:
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +18,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	toolswatch "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/yaml"
 )
 
@@ -245,4 +250,113 @@ func TestPortTakenWhileRunning(t *testing.T) {
 			t.Errorf("%s was not restarted after a move:\n%s", restarted, log)
 		}
 	}
+}
+
+// TestAPIServerOutage freezes the API server (kill -STOP) for three node
+// grace periods, then lets it go on. Nobody could renew a Lease meanwhile,
+// so the controller-manager's view that the nodes went silent is about the
+// outage, not the nodes: afterwards no node may go NotReady and no pod be
+// evicted. The nodes and pods are watched from before the outage, so even
+// a flap of a moment is seen.
+func TestAPIServerOutage(t *testing.T) {
+	e := newEnv(t)
+	e.createCluster("frozen", threeNodesFastFailures...)
+	ctx := context.Background()
+	client := e.client()
+	if _, err := client.AppsV1().Deployments("default").Create(ctx, deployment("web", 3), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPods(t, client, "app=web", 3)
+
+	var mu sync.Mutex
+	var seen []string // what went wrong, in the order it was seen
+	watchFor := func(list func() (runtime.Object, string, error), watchFrom func(rv string) (watch.Interface, error), judge func(watch.Event) string) {
+		_, rv, err := list()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := toolswatch.NewRetryWatcherWithContext(ctx, rv, &cache.ListWatch{WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+			return watchFrom(o.ResourceVersion)
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(w.Stop)
+		go func() {
+			for ev := range w.ResultChan() {
+				if bad := judge(ev); bad != "" {
+					mu.Lock()
+					seen = append(seen, bad)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	watchFor(func() (runtime.Object, string, error) {
+		l, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, "", err
+		}
+		return l, l.ResourceVersion, nil
+	}, func(rv string) (watch.Interface, error) {
+		return client.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
+	}, func(ev watch.Event) string {
+		n, ok := ev.Object.(*corev1.Node)
+		if !ok || ev.Type == watch.Bookmark {
+			return ""
+		}
+		if !nodeReady(n) {
+			return fmt.Sprintf("node %s not Ready (%v)", n.Name, n.Status.Conditions)
+		}
+		for _, taint := range n.Spec.Taints {
+			if taint.Effect == corev1.TaintEffectNoExecute {
+				return fmt.Sprintf("node %s tainted %s", n.Name, taint.Key)
+			}
+		}
+		return ""
+	})
+	watchFor(func() (runtime.Object, string, error) {
+		l, err := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, "", err
+		}
+		return l, l.ResourceVersion, nil
+	}, func(rv string) (watch.Interface, error) {
+		return client.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
+	}, func(ev watch.Event) string {
+		p, ok := ev.Object.(*corev1.Pod)
+		if !ok || ev.Type == watch.Bookmark {
+			return ""
+		}
+		if ev.Type == watch.Deleted || p.DeletionTimestamp != nil {
+			return "pod " + p.Name + " deleted"
+		}
+		return ""
+	})
+
+	pid := e.componentPID("frozen", "kube-apiserver")
+	if pid == 0 {
+		t.Fatal("no kube-apiserver process")
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	// The outage itself: three grace periods (threeNodesFastFailures: 10s).
+	time.Sleep(30 * time.Second)
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	// Watch for what the controller-manager would do once it hears again:
+	// mark the nodes NotReady within a grace period, taint them, evict.
+	eventually(t, time.Minute, "the API server answering again", func() error {
+		_, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		return err
+	})
+	time.Sleep(25 * time.Second)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) > 0 {
+		t.Errorf("after a %s API server outage:\n%s", 30*time.Second, strings.Join(seen, "\n"))
+	}
+	waitPods(t, client, "app=web", 3)
 }

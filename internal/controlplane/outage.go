@@ -1,0 +1,125 @@
+package controlplane
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// While the API server does not answer (frozen, starved, a laptop lid shut
+// on it), no node can renew its Lease, yet the controller-manager's
+// node-lifecycle controller keeps its own clock: after the grace period it
+// declares every node dead, and its updates, queued in the server's
+// sockets, land the moment the server answers — before the simulator's
+// renewals — so every node flaps NotReady, and with short tolerations pods
+// are evicted. Its verdict is about the outage, not the nodes. So the
+// supervisor stops such components soon after the server falls silent
+// (before any grace period can run out) and starts them afresh when it
+// answers: a new node-lifecycle controller starts every node's grace
+// period anew.
+
+// outageGate records whether the API server answers.
+type outageGate struct {
+	mu sync.Mutex
+	up chan struct{} // closed while the API server answers
+}
+
+func newOutageGate() *outageGate {
+	up := make(chan struct{})
+	close(up)
+	return &outageGate{up: up}
+}
+
+// answering is closed while the API server answers.
+func (g *outageGate) answering() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.up
+}
+
+// set records whether the server answers and reports whether that changed.
+func (g *outageGate) set(answering bool) (changed bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case <-g.up:
+		if !answering {
+			g.up = make(chan struct{})
+		}
+		return !answering
+	default:
+		if answering {
+			close(g.up)
+		}
+		return answering
+	}
+}
+
+// Probing the API server during an outage: every probeEvery, each probe
+// given probeTimeout.
+const (
+	probeEvery   = 500 * time.Millisecond
+	probeTimeout = time.Second
+)
+
+// silenceLimit is how long the API server may be silent before components
+// HeldDuringOutages stop: a quarter of the node grace period. A node's
+// Lease is renewed every half grace period, so the controller-manager
+// cannot judge a node dead sooner than half a grace period into an outage.
+func silenceLimit(grace time.Duration) time.Duration {
+	return max(grace/4, probeEvery)
+}
+
+// watchAPIServer keeps s.outage up to date until ctx ends, stopping the
+// held components when an outage begins; keepRunning starts them again
+// once it ends.
+func (s *supervisor) watchAPIServer(ctx context.Context) {
+	lastAnswer := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(probeEvery):
+		}
+		cfg := s.config()
+		probeCtx, cancel := context.WithTimeout(ctx, probeTimeout)
+		err := APIServerReady(probeCtx, s.dir, cfg)
+		cancel()
+		if err == nil {
+			lastAnswer = time.Now()
+			if s.outage.set(true) {
+				s.logger.Printf("the API server answers again")
+			}
+			continue
+		}
+		silent := time.Since(lastAnswer)
+		if silent < silenceLimit(cfg.NodeLifecycle.NodeMonitorGracePeriod.Duration) || !s.outage.set(false) {
+			continue
+		}
+		s.logger.Printf("the API server has not answered for %s (%v)", silent.Round(time.Millisecond), err)
+		for _, comp := range Components() {
+			if comp.HeldDuringOutages {
+				s.askRestart(comp.Name, restartRequest{kill: true,
+					reason: "the API server does not answer; it judges nodes by Leases nobody can renew now, so it waits for the server"})
+			}
+		}
+	}
+}
+
+// waitForAPIServer returns once the API server answers (at once if it
+// does), or false when ctx ends first.
+func (s *supervisor) waitForAPIServer(ctx context.Context, comp Component) bool {
+	answering := s.outage.answering()
+	select {
+	case <-answering:
+		return true
+	default:
+	}
+	s.logger.Printf("holding %s until the API server answers", comp.Name)
+	select {
+	case <-answering:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
