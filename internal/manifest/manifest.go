@@ -45,14 +45,7 @@ func Decode(data []byte, obj Object, apiVersion, kind string) error {
 	if err := checkKind(jsonData, apiVersion, kind); err != nil {
 		return err
 	}
-	strictErrs, err := kjson.UnmarshalStrict(jsonData, obj, kjson.DisallowUnknownFields, kjson.DisallowDuplicateFields)
-	if err != nil {
-		return explain(jsonData, obj, err)
-	}
-	if len(strictErrs) > 0 {
-		return strictErrs[0]
-	}
-	return nil
+	return DecodeJSON(jsonData, obj)
 }
 
 // DecodeJSON reads one JSON value into obj strictly, with Decode's
