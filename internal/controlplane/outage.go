@@ -74,6 +74,13 @@ func silenceLimit(grace time.Duration) time.Duration {
 // held components when an outage begins; keepRunning starts them again
 // once it ends.
 func (s *supervisor) watchAPIServer(ctx context.Context) {
+	// One client for every probe: certificates read and a connection made
+	// once, not twice a second.
+	client, err := tlsClient(pkiPath(s.dir, caName+".crt"), pkiPath(s.dir, adminName+".crt"), pkiPath(s.dir, adminName+".key"))
+	if err != nil {
+		s.logger.Printf("not watching the API server for outages: %v", err)
+		return
+	}
 	lastAnswer := time.Now()
 	for {
 		select {
@@ -83,7 +90,7 @@ func (s *supervisor) watchAPIServer(ctx context.Context) {
 		}
 		cfg := s.config()
 		probeCtx, cancel := context.WithTimeout(ctx, probeTimeout)
-		err := APIServerReady(probeCtx, s.dir, cfg)
+		err := getOK(probeCtx, client, APIServerURL(cfg)+"/readyz")
 		cancel()
 		if err == nil {
 			lastAnswer = time.Now()
