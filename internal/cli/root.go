@@ -48,6 +48,7 @@ func NewRootCommand() *cobra.Command {
 		newNodeCommand(),
 		newDeschedulerCommand(),
 		newRunCommand(),
+		newExplainCommand(),
 		newKubeletSimCommand(),
 		newDPDBControllerCommand(),
 		newKubectlCommand(),

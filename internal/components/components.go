@@ -17,7 +17,6 @@ import (
 	"k8s.io/component-base/cli"
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
-	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
 
 	"github.com/kubesim/kubesim/internal/controlplane"
 )
@@ -26,7 +25,7 @@ import (
 var upstreamCommands = map[string]func() *cobra.Command{
 	controlplane.KubeAPIServer:         apiserver.NewAPIServerCommand,
 	controlplane.KubeControllerManager: controllermanager.NewControllerManagerCommand,
-	controlplane.KubeScheduler:         func() *cobra.Command { return scheduler.NewSchedulerCommand() },
+	controlplane.KubeScheduler:         newSchedulerCommand,
 }
 
 // ownEntryPoints run kubesim's own components and return the exit code.

@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -121,11 +122,36 @@ func controllerManagerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 const ttlController = "ttl-controller"
 
 func schedulerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
-	return []string{
+	args := []string{
 		"--config=" + schedulerConfigFile(d),
 		"--bind-address=" + loopback,
 		"--secure-port=0",
+		fmt.Sprintf("--explain-pods=%d", explainPods(c)),
 	}
+	if p := c.Status.Ports.SchedulerExplain; p != 0 && explainPods(c) > 0 {
+		args = append(args,
+			fmt.Sprintf("--explain-port=%d", p),
+			"--explain-cert="+pkiPath(d, schedulerExplainName+".crt"),
+			"--explain-key="+pkiPath(d, schedulerExplainName+".key"),
+			"--explain-client-ca="+pkiPath(d, caName+".crt"))
+	}
+	return args
+}
+
+func explainPods(c *v1alpha1.Cluster) int32 {
+	if p := c.Scheduler.ExplainPods; p != nil {
+		return *p
+	}
+	return v1alpha1.DefaultExplainPods
+}
+
+// prepareScheduler writes the scheduler's config and gives a cluster made
+// before `kubesim explain` the explain endpoint's certificate.
+func prepareScheduler(d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	if err := writeSchedulerConfig(d, c); err != nil {
+		return err
+	}
+	return ensureLoopbackServingCert(d, schedulerExplainName, "kubesim-scheduler-explain")
 }
 
 func kubeletSimOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *kubeletsim.Options {
@@ -180,16 +206,22 @@ func ensureDPDBCredentials(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	if err := ensureClientIdentity(d, c, dpdbName); err != nil {
 		return err
 	}
-	if fileExists(pkiPath(d, dpdbWebhookName+".crt")) {
+	return ensureLoopbackServingCert(d, dpdbWebhookName, "kubesim-dpdb-webhook")
+}
+
+// ensureLoopbackServingCert issues, once, the certificate a component
+// serves a loopback endpoint with, signed by the cluster's CA.
+func ensureLoopbackServingCert(d clusterdir.Dir, name, commonName string) error {
+	if fileExists(pkiPath(d, name+".crt")) {
 		return nil
 	}
 	ca, err := pki.Load(d.PKI(), caName)
 	if err != nil {
 		return err
 	}
-	kp, err := ca.Issue(pki.CertSpec{CommonName: "kubesim-dpdb-webhook", IPs: []net.IP{net.ParseIP(loopback)}, Server: true})
+	kp, err := ca.Issue(pki.CertSpec{CommonName: commonName, IPs: []net.IP{net.ParseIP(loopback)}, Server: true})
 	if err != nil {
 		return err
 	}
-	return kp.Write(d.PKI(), dpdbWebhookName)
+	return kp.Write(d.PKI(), name)
 }

@@ -33,6 +33,8 @@ const (
 	dpdbName          = "dpdb-controller"
 	dpdbUser          = "kubesim:dpdb-controller"
 	dpdbWebhookName   = "dpdb-webhook"
+	// schedulerExplainName is the scheduler's explain endpoint's certificate.
+	schedulerExplainName = "scheduler-explain"
 	// FederationUser is who other clusters of a DPDB federation are here.
 	FederationUser      = "kubesim:dpdb-federation"
 	adminUser           = "kubesim-admin"

@@ -125,7 +125,14 @@ type Scheduler struct {
 	// share of feasible nodes the scheduler scores per pod (42% of 1,000
 	// nodes): fewer is faster, and less exact in spreading.
 	PercentageOfNodesToScore *int32 `json:"percentageOfNodesToScore,omitempty"`
+	// ExplainPods is how many pods' last scheduling attempt the scheduler
+	// keeps in memory for `kubesim explain`, oldest dropped first; 0
+	// records nothing. Default 1000.
+	ExplainPods *int32 `json:"explainPods,omitempty"`
 }
+
+// DefaultExplainPods is Scheduler.ExplainPods unless set.
+const DefaultExplainPods int32 = 1000
 
 // ClusterStatus is what kubesim resolved and chose for the cluster.
 type ClusterStatus struct {
@@ -148,6 +155,9 @@ type Ports struct {
 	// DPDBWebhook is the dpdb controller's eviction webhook; 0 in a
 	// cluster made before it, which then runs without the webhook.
 	DPDBWebhook int `json:"dpdbWebhook,omitempty"`
+	// SchedulerExplain serves the scheduler's records to `kubesim
+	// explain`; 0 in a cluster made before it.
+	SchedulerExplain int `json:"schedulerExplain,omitempty"`
 }
 
 // SetDefaults fills every unset option with kubesim's default.
@@ -195,6 +205,9 @@ func (c *Cluster) Validate() error {
 	}
 	if p := c.Scheduler.PercentageOfNodesToScore; p != nil && (*p < 0 || *p > 100) {
 		return fmt.Errorf("scheduler.percentageOfNodesToScore: must be between 0 and 100, got %d", *p)
+	}
+	if p := c.Scheduler.ExplainPods; p != nil && *p < 0 {
+		return fmt.Errorf("scheduler.explainPods: must be 0 (record nothing) or more, got %d", *p)
 	}
 	if p := c.Networking.APIServerPort; p < 0 || p > 65535 {
 		return fmt.Errorf("networking.apiServerPort: %d is not a port number (1-65535, or 0 to pick a free one)", p)

@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubesim/kubesim/internal/cluster"
+	"github.com/kubesim/kubesim/internal/explain"
+)
+
+type explainFlags struct {
+	clusterFlags
+	namespace string
+	node      string
+	all       bool
+	output    output
+}
+
+func (f *explainFlags) add(cmd *cobra.Command) {
+	f.addName(cmd)
+	f.output.add(cmd)
+	cmd.Flags().StringVarP(&f.namespace, "namespace", "n", metav1.NamespaceDefault, "namespace")
+}
+
+func newExplainCommand() *cobra.Command {
+	return group("explain", "Why the scheduler placed a pod where it did, or left it Pending",
+		newExplainPodCommand(), newExplainDeploymentCommand())
+}
+
+func newExplainPodCommand() *cobra.Command {
+	f := &explainFlags{}
+	cmd := &cobra.Command{
+		Use:   "pod NAME",
+		Short: "Show the last scheduling attempt of a pod: each node's filter verdict and scores",
+		Long: "Shows what kube-scheduler recorded as it last tried to schedule the pod: for each node the\n" +
+			"filter verdict (and the plugin that rejected it, and why), for the feasible nodes each score\n" +
+			"plugin's score and the total, the chosen node and the runners-up first.",
+		Example: "  kubesim explain pod web-7d9c-x2x4k\n  kubesim explain pod web-7d9c-x2x4k --node node-000003\n  kubesim explain pod pending-0 -o json",
+		Args:    cobra.ExactArgs(1),
+		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, args []string) error {
+			e, err := f.explainPod(cmd.Context(), p, args[0], cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			if f.node != "" {
+				if _, ok := e.Find(f.node); !ok {
+					return fmt.Errorf("--node: no node %q in the cluster or in the attempt", f.node)
+				}
+				return f.output.print(cmd.OutOrStdout(), onlyNodes(e, f.node), func(w io.Writer) error { return explain.PrintNode(w, e, f.node) })
+			}
+			rows := explain.DefaultRows
+			if f.all {
+				rows = -1
+			}
+			return f.output.print(cmd.OutOrStdout(), e, func(w io.Writer) error { return explain.PrintPod(w, e, rows) })
+		}),
+	}
+	f.add(cmd)
+	cmd.Flags().StringVar(&f.node, "node", "", "explain only why the pod did or did not land on this node")
+	cmd.Flags().BoolVar(&f.all, "all", false, "list every node, not only the first ones")
+	return cmd
+}
+
+func (f *explainFlags) explainPod(ctx context.Context, p *cluster.Provider, name string, out io.Writer) (*explain.Explanation, error) {
+	client, kube, err := p.Explainer(f.name)
+	if err != nil {
+		return nil, err
+	}
+	e, err := explain.Pod(ctx, client, kube, f.name, f.namespace, name)
+	var noRecord *explain.NoRecordError
+	if errors.As(err, &noRecord) {
+		for _, line := range noRecord.Events {
+			fmt.Fprintln(out, line)
+		}
+	}
+	return e, err
+}
+
+// onlyNodes is the explanation with only the named node and the chosen one.
+func onlyNodes(e *explain.Explanation, node string) *explain.Explanation {
+	narrowed := *e
+	narrowed.Nodes = nil
+	for _, n := range e.Nodes {
+		if n.Name == node || n.Name == e.Node {
+			narrowed.Nodes = append(narrowed.Nodes, n)
+		}
+	}
+	return &narrowed
+}
+
+func newExplainDeploymentCommand() *cobra.Command {
+	f := &explainFlags{}
+	cmd := &cobra.Command{
+		Use:     "deployment NAME",
+		Short:   "Summarise the last scheduling attempts of a Deployment's pods: which plugins decided",
+		Example: "  kubesim explain deployment web",
+		Args:    cobra.ExactArgs(1),
+		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, args []string) error {
+			client, kube, err := p.Explainer(f.name)
+			if err != nil {
+				return err
+			}
+			explanations, missing, err := explainDeployment(cmd.Context(), client, kube, f.name, f.namespace, args[0])
+			if err != nil {
+				return err
+			}
+			return f.output.print(cmd.OutOrStdout(), explanations, func(w io.Writer) error {
+				return explain.PrintWorkload(w, explanations, missing)
+			})
+		}),
+	}
+	f.add(cmd)
+	return cmd
+}
+
+// explainDeployment explains each of the Deployment's pods; missing are
+// the pods without a record, and why.
+func explainDeployment(ctx context.Context, client *explain.Client, kube kubernetes.Interface, clusterName, namespace, name string) ([]*explain.Explanation, map[string]string, error) {
+	d, err := kube.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("deployment %q in namespace %q: %w", name, namespace, err)
+	}
+	selector, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil {
+		return nil, nil, fmt.Errorf("deployment %s/%s: spec.selector: %w", namespace, name, err)
+	}
+	pods, err := kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	if err != nil {
+		return nil, nil, err
+	}
+	var explanations []*explain.Explanation
+	missing := map[string]string{}
+	for _, pod := range pods.Items {
+		e, err := explain.Pod(ctx, client, kube, clusterName, namespace, pod.Name)
+		var noRecord *explain.NoRecordError
+		switch {
+		case errors.As(err, &noRecord):
+			missing[pod.Name] = "no record (scheduler restarted, or record dropped)"
+		case err != nil:
+			return nil, nil, err
+		default:
+			explanations = append(explanations, e)
+		}
+	}
+	if len(pods.Items) == 0 {
+		return nil, nil, fmt.Errorf("deployment %s/%s has no pods", namespace, name)
+	}
+	return explanations, missing, nil
+}

@@ -1,0 +1,123 @@
+package recorder
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/kubesim/kubesim/internal/explain"
+)
+
+// explanation turns the compact record into its full form. allNodes are
+// the cluster's nodes now: those the attempt never looked at are listed
+// as NotEvaluated (or as PreFilter's rejects).
+func (a *attempt) explanation(allNodes []string) explain.Explanation {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e := explain.Explanation{
+		Namespace: a.namespace, Name: a.name, UID: string(a.uid),
+		Profile: a.profile, Attempted: a.attempted,
+		Result: a.result, Node: a.node, Message: a.message,
+		NodeHint: a.hint, NominatedNode: a.nominated,
+	}
+	if a.preFilter != nil || a.preFilterNodes != nil {
+		e.PreFilter = &explain.PreFilter{Plugins: a.preFilterPlugins, Nodes: a.preFilterNodes}
+		if a.preFilter != nil {
+			e.PreFilter.Reasons = a.preFilter.Reasons()
+		}
+	}
+	for _, p := range a.scorePlugins {
+		e.ScorePlugins = append(e.ScorePlugins, explain.ScorePlugin{Name: p, Weight: a.weights[p]})
+	}
+
+	seen := make(map[string]bool, len(a.verdicts))
+	scored := a.scoreIndex()
+	for _, v := range a.verdicts {
+		seen[v.node] = true
+		n := explain.NodeResult{Name: v.node, Filter: explain.Passed}
+		if v.status != nil {
+			n.Filter, n.Plugin, n.Reasons = explain.Rejected, v.status.Plugin(), v.status.Reasons()
+		} else if i, ok := scored[v.node]; ok {
+			n.Scores, n.Total = a.nodeScores(i)
+		}
+		e.Nodes = append(e.Nodes, n)
+	}
+	inPreFilterSet := map[string]bool{}
+	for _, n := range a.preFilterNodes {
+		inPreFilterSet[n] = true
+	}
+	for _, name := range allNodes {
+		if seen[name] {
+			continue
+		}
+		n := explain.NodeResult{Name: name, Filter: explain.NotEvaluated}
+		switch {
+		case a.preFilter != nil:
+			n.Filter, n.Plugin, n.Reasons = explain.RejectedAtPreFilter, a.preFilter.Plugin(), a.preFilter.Reasons()
+		case a.preFilterNodes != nil && !inPreFilterSet[name]:
+			n.Filter, n.Plugin = explain.RejectedAtPreFilter, strings.Join(a.preFilterPlugins, ",")
+			n.Reasons = []string{"not among the nodes PreFilter left to evaluate"}
+		}
+		e.Nodes = append(e.Nodes, n)
+	}
+	slices.SortStableFunc(e.Nodes, func(x, y explain.NodeResult) int { return compareNodes(e.Node, x, y) })
+	return e
+}
+
+func (a *attempt) scoreIndex() map[string]int {
+	idx := make(map[string]int, len(a.scoredNodes))
+	for i, n := range a.scoredNodes {
+		idx[n] = i
+	}
+	return idx
+}
+
+// nodeScores are the i-th scored node's scores, each plugin's normalised
+// score recovered from the weighted one (weighted = normalised × weight).
+func (a *attempt) nodeScores(i int) ([]explain.PluginScore, *int64) {
+	row := a.scores[i*len(a.scorePlugins) : (i+1)*len(a.scorePlugins)]
+	scores := make([]explain.PluginScore, len(row))
+	var total int64
+	for j, weighted := range row {
+		normalized := weighted
+		if w := a.weights[a.scorePlugins[j]]; w > 0 {
+			normalized = weighted / w
+		}
+		scores[j] = explain.PluginScore{Plugin: a.scorePlugins[j], Normalized: normalized, Weighted: weighted}
+		total += weighted
+	}
+	return scores, &total
+}
+
+// filterRank orders verdicts: feasible first, never evaluated last.
+var filterRank = map[string]int{explain.Passed: 0, explain.Rejected: 1, explain.RejectedAtPreFilter: 2, explain.NotEvaluated: 3}
+
+// compareNodes puts the chosen node first, then the scored nodes by total
+// (best first), then the other feasible ones, the rejected ones by plugin,
+// and the nodes not evaluated; names break ties.
+func compareNodes(chosen string, x, y explain.NodeResult) int {
+	if (x.Name == chosen) != (y.Name == chosen) {
+		if x.Name == chosen {
+			return -1
+		}
+		return 1
+	}
+	if c := cmp.Compare(filterRank[x.Filter], filterRank[y.Filter]); c != 0 {
+		return c
+	}
+	if (x.Total != nil) != (y.Total != nil) {
+		if x.Total != nil {
+			return -1
+		}
+		return 1
+	}
+	if x.Total != nil {
+		if c := cmp.Compare(*y.Total, *x.Total); c != 0 {
+			return c
+		}
+	}
+	if c := cmp.Compare(x.Plugin, y.Plugin); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.Name, y.Name)
+}
