@@ -7,12 +7,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubesim/kubesim/internal/pki"
@@ -150,5 +154,43 @@ func TestDeployedWebhooksMirrorKubesim(t *testing.T) {
 	}
 	if want := Webhooks(cfg.Webhooks[0].ClientConfig); !apiequality.Semantic.DeepEqual(cfg.Webhooks, want) {
 		t.Errorf("deploy/dpdb/webhook.yaml's webhooks differ from kubesim's own:\n got %+v\nwant %+v", cfg.Webhooks, want)
+	}
+}
+
+// A configuration applied after the controller started still gets the CA,
+// and the webhook is ready only then.
+func TestPublishCAWaitsForConfiguration(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := fake.NewClientset()
+	tried := make(chan struct{}, 1)
+	client.PrependReactor("get", "validatingwebhookconfigurations", func(clienttesting.Action) (bool, runtime.Object, error) {
+		select {
+		case tried <- struct{}{}:
+		default:
+		}
+		return false, nil, nil
+	})
+	o := selfManaged()
+	c := &Controller{opts: o, client: client}
+	var ready atomic.Bool
+	done := make(chan struct{})
+	go func() { c.publishCA(ctx, []byte("ca"), &ready); close(done) }()
+	<-tried // found nothing
+	if ready.Load() {
+		t.Fatal("ready before the configuration exists")
+	}
+	cc := admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Namespace: "kubesim-dpdb", Name: "dpdb-webhook"}}
+	if _, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: o.WebhookConfiguration}, Webhooks: Webhooks(cc)}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the CA not published 10s after the configuration appeared")
+	}
+	if !ready.Load() {
+		t.Error("published, but not ready")
 	}
 }
