@@ -11,7 +11,6 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
@@ -49,33 +48,7 @@ func registerDPDBWebhook(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Clus
 	url := dpdbWebhookURL(c)
 	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: dpdb.WebhookName},
-		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-			Name:         dpdb.WebhookName,
-			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: ca},
-			Rules: []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-				Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"},
-					Resources: []string{"pods/eviction"}, Scope: ptr.To(admissionregistrationv1.NamespacedScope)},
-			}},
-			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
-			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNoneOnDryRun),
-			AdmissionReviewVersions: []string{"v1"},
-			TimeoutSeconds:          ptr.To[int32](10),
-		}, {
-			// Deleting a pod skips PDBs; pods labelled for it opt in.
-			Name:         dpdb.DeleteWebhookName,
-			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: ca},
-			Rules: []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Delete},
-				Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"},
-					Resources: []string{"pods"}, Scope: ptr.To(admissionregistrationv1.NamespacedScope)},
-			}},
-			ObjectSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{dpdb.GuardDeleteLabel: "true"}},
-			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
-			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNoneOnDryRun),
-			AdmissionReviewVersions: []string{"v1"},
-			TimeoutSeconds:          ptr.To[int32](10),
-		}},
+		Webhooks:   dpdb.Webhooks(admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: ca}),
 	}
 	configs := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
 	if _, err := configs.Create(ctx, cfg, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {

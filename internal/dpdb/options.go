@@ -2,6 +2,8 @@ package dpdb
 
 import (
 	"fmt"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -33,11 +35,21 @@ type Options struct {
 	ProbeInterval time.Duration
 	// Workers sync DPDBs in parallel.
 	Workers int
-	// WebhookPort, if not 0, serves the eviction webhook on loopback with
-	// WebhookCertFile and WebhookKeyFile.
+	// WebhookPort, if not 0, serves the eviction webhook on
+	// WebhookAddress, with WebhookCertFile and WebhookKeyFile, or else
+	// with a certificate the controller makes itself (WebhookService).
 	WebhookPort     int
+	WebhookAddress  string
 	WebhookCertFile string
 	WebhookKeyFile  string
+	// WebhookService ("namespace/name") is the Service the API server
+	// calls the webhook through; with no certificate files the controller
+	// makes a CA and a certificate for <name>.<namespace>.svc and
+	// WebhookExtraSANs, and writes the CA into the caBundle of its
+	// webhooks in the ValidatingWebhookConfiguration WebhookConfiguration.
+	WebhookService       string
+	WebhookConfiguration string
+	WebhookExtraSANs     []string
 }
 
 // DefaultOptions are the controller's defaults.
@@ -47,6 +59,8 @@ func DefaultOptions() Options {
 		FederationSecret: DefaultFederationSecret,
 		ProbeInterval:    2 * time.Second,
 		Workers:          4,
+		// Inside a kubesim cluster the API server calls it on loopback.
+		WebhookAddress: "127.0.0.1",
 	}
 }
 
@@ -58,9 +72,15 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.FederationSecret, "federation-secret", o.FederationSecret, "Secret holding a kubeconfig per other cluster, keyed by cluster name")
 	fs.DurationVar(&o.ProbeInterval, "probe-interval", o.ProbeInterval, "how often other clusters are probed")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "DPDBs synced in parallel")
-	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "loopback port of the eviction webhook (0: none)")
-	fs.StringVar(&o.WebhookCertFile, "webhook-cert", o.WebhookCertFile, "the webhook's serving certificate")
+	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "port of the eviction webhook (0: none)")
+	fs.StringVar(&o.WebhookAddress, "webhook-address", o.WebhookAddress, "IP address the webhook listens on (0.0.0.0: all)")
+	fs.StringVar(&o.WebhookCertFile, "webhook-cert", o.WebhookCertFile, "the webhook's serving certificate (or none: see --webhook-service)")
 	fs.StringVar(&o.WebhookKeyFile, "webhook-key", o.WebhookKeyFile, "the webhook's serving key")
+	fs.StringVar(&o.WebhookService, "webhook-service", o.WebhookService,
+		"NAMESPACE/NAME of the webhook's Service: without --webhook-cert, serve a certificate for NAME.NAMESPACE.svc made at start")
+	fs.StringVar(&o.WebhookConfiguration, "webhook-configuration", o.WebhookConfiguration,
+		"ValidatingWebhookConfiguration whose dpdb webhooks get the made certificate's CA as caBundle")
+	fs.StringSliceVar(&o.WebhookExtraSANs, "webhook-extra-san", o.WebhookExtraSANs, "more DNS names or IP addresses for the made certificate")
 }
 
 // Validate checks the options; each error names its flag.
@@ -83,11 +103,48 @@ func (o *Options) Validate() error {
 	if o.WebhookPort < 0 || o.WebhookPort > 65535 {
 		return fmt.Errorf("--webhook-port: %d is not a port (1-65535, or 0 for no webhook)", o.WebhookPort)
 	}
-	if o.WebhookPort != 0 && (o.WebhookCertFile == "" || o.WebhookKeyFile == "") {
-		return fmt.Errorf("--webhook-cert and --webhook-key: required with --webhook-port")
+	if err := o.validateWebhook(); err != nil {
+		return err
 	}
 	if o.Workers < 1 {
 		return fmt.Errorf("--workers: must be at least 1, got %d", o.Workers)
+	}
+	return nil
+}
+
+// validateWebhook checks the webhook's flags: certificate files, or a
+// Service and a webhook configuration to make and publish one for.
+func (o *Options) validateWebhook() error {
+	if net.ParseIP(o.WebhookAddress) == nil {
+		return fmt.Errorf("--webhook-address: %q is not an IP address (0.0.0.0 listens on all)", o.WebhookAddress)
+	}
+	files := o.WebhookCertFile != "" || o.WebhookKeyFile != ""
+	selfManaged := o.WebhookService != "" || o.WebhookConfiguration != "" || len(o.WebhookExtraSANs) > 0
+	switch {
+	case o.WebhookPort == 0 && (files || selfManaged):
+		return fmt.Errorf("--webhook-port: required with the other --webhook-* flags")
+	case o.WebhookPort == 0:
+		return nil
+	case files && selfManaged:
+		return fmt.Errorf("--webhook-service, --webhook-configuration, --webhook-extra-san: only without --webhook-cert, which brings its own certificate")
+	case files && (o.WebhookCertFile == "" || o.WebhookKeyFile == ""):
+		return fmt.Errorf("--webhook-cert and --webhook-key: give both, or neither and --webhook-service")
+	case files:
+		return nil
+	case o.WebhookService == "" || o.WebhookConfiguration == "":
+		return fmt.Errorf("--webhook-service and --webhook-configuration: required with --webhook-port unless --webhook-cert and --webhook-key are given")
+	}
+	ns, name, ok := strings.Cut(o.WebhookService, "/")
+	if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1035Label(name)) > 0 {
+		return fmt.Errorf("--webhook-service: %q is not NAMESPACE/NAME of a Service", o.WebhookService)
+	}
+	if len(validation.IsDNS1123Subdomain(o.WebhookConfiguration)) > 0 {
+		return fmt.Errorf("--webhook-configuration: %q is not a ValidatingWebhookConfiguration name", o.WebhookConfiguration)
+	}
+	for _, san := range o.WebhookExtraSANs {
+		if net.ParseIP(san) == nil && len(validation.IsDNS1123Subdomain(san)) > 0 {
+			return fmt.Errorf("--webhook-extra-san: %q is neither an IP address nor a DNS name", san)
+		}
 	}
 	return nil
 }

@@ -12,9 +12,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	policyv1alpha1 "github.com/kubesim/kubesim/apis/policy/v1alpha1"
 )
@@ -40,22 +43,66 @@ const (
 	holdTimeout = 5 * time.Second
 )
 
-// serveWebhook serves the eviction webhook on loopback until ctx ends.
-func (c *Controller) serveWebhook(ctx context.Context) error {
-	cert, err := tls.LoadX509KeyPair(c.opts.WebhookCertFile, c.opts.WebhookKeyFile)
-	if err != nil {
-		return fmt.Errorf("--webhook-cert, --webhook-key: %w", err)
+// Webhooks are the controller's webhooks as the API server should call
+// them, through cc. Both fail closed: an eviction that cannot be checked
+// is refused. deploy/dpdb/webhook.yaml carries the same.
+func Webhooks(cc admissionregistrationv1.WebhookClientConfig) []admissionregistrationv1.ValidatingWebhook {
+	webhook := func(name string, op admissionregistrationv1.OperationType, resource string) admissionregistrationv1.ValidatingWebhook {
+		return admissionregistrationv1.ValidatingWebhook{
+			Name:         name,
+			ClientConfig: cc,
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{op},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"},
+					Resources: []string{resource}, Scope: ptr.To(admissionregistrationv1.NamespacedScope)},
+			}},
+			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
+			MatchPolicy:             ptr.To(admissionregistrationv1.Equivalent),
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNoneOnDryRun),
+			AdmissionReviewVersions: []string{"v1"},
+			TimeoutSeconds:          ptr.To[int32](10),
+		}
 	}
+	evict := webhook(WebhookName, admissionregistrationv1.Create, "pods/eviction")
+	// Deleting a pod skips PDBs; pods labelled for it opt in.
+	del := webhook(DeleteWebhookName, admissionregistrationv1.Delete, "pods")
+	del.ObjectSelector = &metav1.LabelSelector{MatchLabels: map[string]string{GuardDeleteLabel: "true"}}
+	return []admissionregistrationv1.ValidatingWebhook{evict, del}
+}
+
+// ReadyPath answers 200 once the API server can trust the webhook (its
+// CA published, when the controller made its own certificate).
+const ReadyPath = "/readyz"
+
+// serveWebhook serves the eviction webhook on WebhookAddress until ctx
+// ends.
+func (c *Controller) serveWebhook(ctx context.Context) error {
+	cert, caPEM, err := c.opts.servingCert()
+	if err != nil {
+		return err
+	}
+	var ready atomic.Bool
 	mux := http.NewServeMux()
 	mux.HandleFunc(WebhookPath, c.handleEviction)
+	mux.HandleFunc(ReadyPath, func(w http.ResponseWriter, _ *http.Request) {
+		if !ready.Load() {
+			http.Error(w, "the webhook's CA is not published yet", http.StatusServiceUnavailable)
+		}
+	})
 	srv := &http.Server{
 		Handler:           mux,
 		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
 		ReadHeaderTimeout: 5 * time.Second,
 	}
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(c.opts.WebhookPort)))
+	l, err := net.Listen("tcp", net.JoinHostPort(c.opts.WebhookAddress, strconv.Itoa(c.opts.WebhookPort)))
 	if err != nil {
-		return fmt.Errorf("--webhook-port: %w", err)
+		return fmt.Errorf("--webhook-address, --webhook-port: %w", err)
+	}
+	// Listening first: the API server calls as soon as it trusts the CA.
+	if caPEM != nil {
+		go c.publishCA(ctx, caPEM, &ready)
+	} else {
+		ready.Store(true)
 	}
 	go func() { <-ctx.Done(); _ = srv.Close() }()
 	if err := srv.ServeTLS(l, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {

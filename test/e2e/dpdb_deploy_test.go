@@ -2,18 +2,42 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	policyv1alpha1 "github.com/kubesim/kubesim/apis/policy/v1alpha1"
+)
+
+// What deploy/dpdb/webhook.yaml names.
+const (
+	deployedWebhooks = "kubesim-dpdb-controller"
+	deployedService  = "kubesim-dpdb/dpdb-webhook"
+	deployedSvcName  = "dpdb-webhook.kubesim-dpdb.svc"
 )
 
 // TestDPDBControllerDeployed runs `kubesim dpdb-controller` with exactly
 // the rights deploy/dpdb gives its ServiceAccount (impersonated, as no
-// image runs) against a cluster whose own dpdb component is disabled.
+// image runs) against a cluster whose own dpdb component is disabled,
+// with its eviction webhook registered as deploy/dpdb registers it and
+// a certificate it makes and publishes itself.
 func TestDPDBControllerDeployed(t *testing.T) {
 	e := newEnv(t)
 	e.createCluster("dpdbext", "--nodes", "1", "--disable-dpdb-controller")
@@ -32,9 +56,19 @@ spec:
 `)
 	waitPods(t, client, "app=web", 2)
 
+	// A Service cannot lead to a process on this machine, so the webhooks
+	// call the controller on loopback: only their clientConfig changes,
+	// from the Service to a URL; everything else is as deployed, the
+	// empty caBundle included.
+	port := freeLoopbackPort(t)
+	webhookToURL(t, client, fmt.Sprintf("https://127.0.0.1:%d", port))
+
 	sa := impersonating(t, filepath.Join(e.clusterDir("dpdbext"), "kubeconfig"), "system:serviceaccount:kubesim-dpdb:dpdb-controller")
-	ctrl := exec.Command(binary, "dpdb-controller", "--kubeconfig", sa, "--cluster-name", "dpdbext")
-	ctrl.Stdout, ctrl.Stderr = os.Stderr, os.Stderr
+	var logs safeBuffer
+	ctrl := exec.Command(binary, "dpdb-controller", "--kubeconfig", sa, "--cluster-name", "dpdbext",
+		"--webhook-port", strconv.Itoa(port), "--webhook-service", deployedService,
+		"--webhook-configuration", deployedWebhooks, "--webhook-extra-san", "127.0.0.1")
+	ctrl.Stdout, ctrl.Stderr = os.Stderr, io.MultiWriter(os.Stderr, &logs)
 	if err := ctrl.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -42,12 +76,120 @@ spec:
 	// maxUnavailable 50% of 2 expected pods: 1 required, 1 allowed.
 	waitAllowed(t, client, dyn, "default", "web", 1)
 
+	// The controller published its CA itself, in both its webhooks, and
+	// serves a certificate for the Service that CA verifies.
+	eventually(t, 30*time.Second, "the webhook's CA published and the webhook ready", func() error {
+		return webhookTrusted(client, port)
+	})
+
+	// An eviction the federation allows: the webhook admits it (the API
+	// server may need a moment to load the new caBundle).
+	pods := runningPods(t, client, "app=web")
+	eventually(t, 30*time.Second, "evicting "+pods[0].Name+" through the webhook", func() error {
+		err := evictPod(client, pods[0].Name)
+		if apierrors.IsTooManyRequests(err) {
+			t.Fatalf("evicting %s with 1 disruption allowed: %v", pods[0].Name, err)
+		}
+		return err
+	})
+	if want := fmt.Sprintf(`"eviction admitted" pod="default/%s"`, pods[0].Name); !strings.Contains(logs.String(), want) {
+		t.Errorf("the controller's log lacks %s: the eviction did not go through its webhook", want)
+	}
+
+	// One it does not allow: refused by the webhook, with its message.
+	waitPods(t, client, "app=web", 2)
+	if _, err := dyn.Resource(policyv1alpha1.Resource).Namespace("default").Patch(context.Background(), "web", types.MergePatchType,
+		[]byte(`{"spec":{"maxUnavailable":null,"minAvailable":2}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitAllowed(t, client, dyn, "default", "web", 0)
+	pods = runningPods(t, client, "app=web")
+	if err := evictPod(client, pods[0].Name); !apierrors.IsTooManyRequests(err) || !strings.Contains(err.Error(), "federation allows no disruption") {
+		t.Errorf("evicting %s with none allowed: %v, want the webhook's refusal (429)", pods[0].Name, err)
+	}
+	// The opt-in DELETE webhook is deployed too.
+	e.kubectl("label", "pod", pods[0].Name, "policy.kubesim.io/guard-delete=true")
+	err := client.CoreV1().Pods("default").Delete(context.Background(), pods[0].Name, metav1.DeleteOptions{})
+	if err == nil || !strings.Contains(err.Error(), "federation allows no disruption") {
+		t.Errorf("deleting guarded %s with none allowed: %v, want the webhook's refusal", pods[0].Name, err)
+	}
+
 	// The ServiceAccount can do what the controller needs, nothing more.
+	ctx := context.Background()
+	other := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "someone-elses"}}
+	if _, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, other, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	saClient := clientsetFor(t, mustConfig(t, sa))
-	if _, err := saClient.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{}); !apierrors.IsForbidden(err) {
-		t.Errorf("listing pods as the controller's ServiceAccount: %v, want 403", err)
+	for what, err := range map[string]error{
+		"list pods":    listErr(saClient.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})),
+		"delete a PDB": saClient.PolicyV1().PodDisruptionBudgets("default").Delete(ctx, "web", metav1.DeleteOptions{}),
+		"patch another webhook configuration": listErr(saClient.AdmissionregistrationV1().ValidatingWebhookConfigurations().Patch(ctx,
+			other.Name, types.MergePatchType, []byte(`{"metadata":{"labels":{"x":"y"}}}`), metav1.PatchOptions{})),
+	} {
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("%s as the controller's ServiceAccount: %v, want 403", what, err)
+		}
 	}
-	if err := saClient.PolicyV1().PodDisruptionBudgets("default").Delete(context.Background(), "web", metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
-		t.Errorf("deleting a PDB as the controller's ServiceAccount: %v, want 403", err)
+}
+
+func evictPod(client kubernetes.Interface, name string) error {
+	return client.PolicyV1().Evictions("default").Evict(context.Background(), &policyv1.Eviction{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}})
+}
+
+// freeLoopbackPort is a loopback port free a moment ago.
+func freeLoopbackPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// webhookToURL points the deployed webhooks at base plus their Service path.
+func webhookToURL(t *testing.T, client kubernetes.Interface, base string) {
+	t.Helper()
+	configs := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	cfg, err := configs.Get(context.Background(), deployedWebhooks, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range cfg.Webhooks {
+		cc := &cfg.Webhooks[i].ClientConfig
+		url := base + *cc.Service.Path
+		cc.URL, cc.Service = &url, nil
+	}
+	if _, err := configs.Update(context.Background(), cfg, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// webhookTrusted checks that every deployed webhook carries a caBundle
+// that verifies the controller's certificate for the Service's name, and
+// that the controller says it is ready.
+func webhookTrusted(client kubernetes.Interface, port int) error {
+	cfg, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(context.Background(), deployedWebhooks, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	roots := x509.NewCertPool()
+	for _, w := range cfg.Webhooks {
+		if !roots.AppendCertsFromPEM(w.ClientConfig.CABundle) {
+			return fmt.Errorf("webhook %s: no CA in its caBundle", w.Name)
+		}
+	}
+	tlsConfig := &tls.Config{RootCAs: roots, ServerName: deployedSvcName, MinVersion: tls.VersionTLS12}
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig}}
+	resp, err := hc.Get(fmt.Sprintf("https://127.0.0.1:%d/readyz", port))
+	if err != nil {
+		return err
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("/readyz: %s", resp.Status)
+	}
+	return nil
 }
