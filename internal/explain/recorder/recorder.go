@@ -248,7 +248,8 @@ func (a *attempt) finish(node string, err error) {
 	case err == nil:
 		a.result, a.node = explain.Scheduled, node
 	case isFitError(err):
-		a.result, a.message = explain.Unschedulable, err.Error()
+		// Its message comes with preemption's verdict to failed().
+		a.result = explain.Unschedulable
 	default:
 		a.result, a.message = explain.Error, err.Error()
 	}
