@@ -194,8 +194,13 @@ func runOne(ctx context.Context, f *File, o Options) *Result {
 		return r.result
 	}
 	var names []string
-	for _, t := range r.targets {
+	made := map[string]string{}
+	for key, t := range r.targets {
 		names = append(names, t.name)
+		made[key] = t.name
+	}
+	for _, t := range r.targets {
+		t.clusters = made
 	}
 	sort.Strings(names)
 	fmt.Fprintf(r.out, "  ✓ clusters ready: %s (%.1fs)\n", strings.Join(names, ", "), time.Since(r.began).Seconds())
@@ -268,7 +273,7 @@ func (r *runner) step(ctx context.Context, s *v1alpha1.Step, suffix string) bool
 	if err != nil {
 		sr.Error = err.Error()
 	}
-	if failed || action == "assert" || action == "wait" || action == "drain" || action == "deschedule" {
+	if (failed && action != "federate") || action == "assert" || action == "wait" || action == "drain" || action == "deschedule" {
 		sr.Placement = t.view(ctx).placement(topologyKey(s))
 	}
 	mark := "✓"
@@ -355,6 +360,9 @@ func (r *runner) do(ctx context.Context, t *target, s *v1alpha1.Step, sr *StepRe
 	case s.Deschedule != nil:
 		return t.deschedule(ctx, s.Deschedule)
 	case s.Wait != nil:
+		if s.Wait.DPDB != nil {
+			t.watchDPDB()
+		}
 		var last Outcome
 		err := t.until(ctx, timeout, func() (bool, string) {
 			last = t.checkIn(t.cachedView(ctx), &s.Wait.Assertion)
@@ -378,10 +386,22 @@ func (r *runner) do(ctx context.Context, t *target, s *v1alpha1.Step, sr *StepRe
 			}
 		}
 		return fmt.Sprintf("%d/%d passed", passed, len(s.Assert)), nil
+	case s.Federate != nil:
+		return r.federate(ctx, s.Federate)
 	case s.Kubectl != nil:
 		out, err := t.kubectl(ctx, r.o.Provider.Home, s.Kubectl)
 		sr.Detail = out // printed under the step's line
 		return "", err
 	}
 	return "", errors.New("no action")
+}
+
+// federate wires the named scenario clusters to each other with the
+// library call behind `kubesim federate`.
+func (r *runner) federate(ctx context.Context, names []string) (string, error) {
+	made := make([]string, len(names))
+	for i, n := range names {
+		made[i] = r.targets[n].name
+	}
+	return strings.Join(names, ", "), r.o.Provider.Federate(ctx, made)
 }
