@@ -146,3 +146,16 @@ steps:
 		t.Error("disableDPDBController did not reach the Cluster")
 	}
 }
+
+// Every shipped example loads: its fields, files and references check out.
+func TestExamplesLoad(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("examples: %v, %d files", err, len(files))
+	}
+	for _, f := range files {
+		if _, err := Load(f, nil, map[string]bool{}); err != nil {
+			t.Error(err)
+		}
+	}
+}
