@@ -48,7 +48,8 @@ type StepResult struct {
 	Name       string        `json:"name"`
 	Action     string        `json:"action"`
 	Line       int           `json:"line"`
-	Start      time.Duration `json:"start"` // since the scenario began
+	Cluster    string        `json:"cluster,omitempty"` // with several clusters
+	Start      time.Duration `json:"start"`             // since the scenario began
 	Duration   time.Duration `json:"duration"`
 	Detail     string        `json:"detail,omitempty"`
 	Error      string        `json:"error,omitempty"`
@@ -251,6 +252,9 @@ func (r *runner) step(ctx context.Context, s *v1alpha1.Step, suffix string) bool
 	}
 	name += suffix
 	sr := &StepResult{Name: name, Action: action, Line: s.Line, Start: time.Since(r.began)}
+	if len(r.targets) > 1 {
+		sr.Cluster = s.Cluster // which one, where there is a choice
+	}
 	r.result.Steps = append(r.result.Steps, sr)
 	if r.o.Terminal {
 		fmt.Fprintf(r.out, "  … %s", name)
@@ -284,6 +288,9 @@ func (r *runner) step(ctx context.Context, s *v1alpha1.Step, suffix string) bool
 		fmt.Fprint(r.out, "\r\033[K")
 	}
 	fmt.Fprintf(r.out, "  %s %s  %.1fs", mark, name, sr.Duration.Seconds())
+	if sr.Cluster != "" {
+		fmt.Fprintf(r.out, "  [%s]", sr.Cluster)
+	}
 	if detail != "" {
 		fmt.Fprintf(r.out, "  %s", oneLine(detail))
 	}
