@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	policyv1alpha1 "github.com/kubesim/kubesim/apis/policy/v1alpha1"
 	"github.com/kubesim/kubesim/internal/scale"
 )
 
@@ -100,7 +101,9 @@ func describe(a *v1alpha1.Assertion) string {
 	case a.Nodes != nil:
 		return fmt.Sprintf("nodes %s %s", a.Nodes.Nodes, countText(a.Nodes.Count))
 	case a.PDB != nil:
-		return "pdb " + a.PDB.Name
+		return "pdb " + budgetNames(a.PDB)
+	case a.DPDB != nil:
+		return "dpdb " + budgetNames(a.DPDB)
 	case a.Evictions != nil:
 		return "evictions of the last disruption"
 	case a.Event != nil:
@@ -247,24 +250,9 @@ func (v *view) evaluate(a *v1alpha1.Assertion) (bool, string, string) {
 		}
 		return countOK(a.Nodes.Count, n), "count " + countText(a.Nodes.Count), fmt.Sprintf("%d", n)
 	case a.PDB != nil:
-		ns := a.PDB.Namespace
-		if ns == "" {
-			ns = "default"
-		}
-		pdb, err := v.t.client.PolicyV1().PodDisruptionBudgets(ns).Get(v.ctx, a.PDB.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, "", err.Error()
-		}
-		ok, exp := true, []string{}
-		if d := a.PDB.DisruptionsAllowed; d != nil {
-			ok = ok && pdb.Status.DisruptionsAllowed == *d
-			exp = append(exp, fmt.Sprintf("disruptionsAllowed=%d", *d))
-		}
-		if h := a.PDB.CurrentHealthy; h != nil {
-			ok = ok && pdb.Status.CurrentHealthy == *h
-			exp = append(exp, fmt.Sprintf("currentHealthy=%d", *h))
-		}
-		return ok, strings.Join(exp, " "), fmt.Sprintf("disruptionsAllowed=%d currentHealthy=%d", pdb.Status.DisruptionsAllowed, pdb.Status.CurrentHealthy)
+		return v.budgets(a.PDB, v.pdbs)
+	case a.DPDB != nil:
+		return v.budgets(a.DPDB, v.dpdbs)
 	case a.Evictions != nil:
 		d := v.t.last
 		if d == nil {
@@ -284,6 +272,139 @@ func (v *view) evaluate(a *v1alpha1.Assertion) (bool, string, string) {
 		return v.object(a.Object)
 	}
 	return false, "", "no check"
+}
+
+// budget is what a pdb or dpdb assertion reads of a budget's status.
+type budget struct {
+	name             string
+	allowed, healthy int32
+	note             string // why a DPDB allows none, if it says
+}
+
+func budgetNames(p *v1alpha1.PDBAssertion) string {
+	switch {
+	case p.Name != "":
+		return p.Name
+	case len(p.Names) > 0:
+		return strings.Join(p.Names, ", ")
+	}
+	return "(all)"
+}
+
+// budgets checks each budget an assertion names (all in the namespace if
+// none) against its expected status.
+func (v *view) budgets(p *v1alpha1.PDBAssertion, read func(ns string, names []string) ([]budget, error)) (bool, string, string) {
+	ns := p.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	names := p.Names
+	if p.Name != "" {
+		names = []string{p.Name}
+	}
+	var exp []string
+	if d := p.DisruptionsAllowed; d != nil {
+		exp = append(exp, fmt.Sprintf("disruptionsAllowed=%d", *d))
+	}
+	if h := p.CurrentHealthy; h != nil {
+		exp = append(exp, fmt.Sprintf("currentHealthy=%d", *h))
+	}
+	want := strings.Join(exp, " ")
+	if len(names) != 1 {
+		want += " for " + budgetNames(p)
+	}
+	got, err := read(ns, names)
+	if err != nil {
+		return false, want, oneLine(err.Error())
+	}
+	if len(got) == 0 {
+		return false, want, "none in namespace " + ns
+	}
+	ok := true
+	var actual []string
+	for _, b := range got {
+		ok = ok && (p.DisruptionsAllowed == nil || b.allowed == *p.DisruptionsAllowed) &&
+			(p.CurrentHealthy == nil || b.healthy == *p.CurrentHealthy)
+		a := fmt.Sprintf("disruptionsAllowed=%d currentHealthy=%d", b.allowed, b.healthy)
+		if b.note != "" {
+			a += " (" + b.note + ")"
+		}
+		if len(names) != 1 {
+			a = b.name + ": " + a
+		}
+		actual = append(actual, a)
+	}
+	return ok, want, strings.Join(actual, "; ")
+}
+
+// pdbs reads PodDisruptionBudgets: those named, or every one in ns.
+func (v *view) pdbs(ns string, names []string) ([]budget, error) {
+	var items []policyv1.PodDisruptionBudget
+	if len(names) == 0 {
+		list, err := v.t.client.PolicyV1().PodDisruptionBudgets(ns).List(v.ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		items = list.Items
+	}
+	for _, n := range names {
+		pdb, err := v.t.client.PolicyV1().PodDisruptionBudgets(ns).Get(v.ctx, n, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, *pdb)
+	}
+	out := make([]budget, len(items))
+	for i, p := range items {
+		out[i] = budget{name: p.Name, allowed: p.Status.DisruptionsAllowed, healthy: p.Status.CurrentHealthy}
+	}
+	return out, nil
+}
+
+// dpdbs reads DistributedPodDisruptionBudgets: those named, or every one in ns.
+func (v *view) dpdbs(ns string, names []string) ([]budget, error) {
+	r := v.t.dynamic.Resource(policyv1alpha1.Resource).Namespace(ns)
+	var items []unstructured.Unstructured
+	if len(names) == 0 {
+		list, err := r.List(v.ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		items = list.Items
+	}
+	for _, n := range names {
+		u, err := r.Get(v.ctx, n, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, *u)
+	}
+	out := make([]budget, len(items))
+	for i := range items {
+		var d policyv1alpha1.DistributedPodDisruptionBudget
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[i].Object, &d); err != nil {
+			return nil, fmt.Errorf("%s: %w", items[i].GetName(), err)
+		}
+		out[i] = budget{name: d.Name, allowed: d.Status.DisruptionsAllowed, healthy: d.Status.CurrentHealthy}
+		if d.Status.DisruptionsAllowed == 0 {
+			out[i].note = dpdbWhy(&d)
+		}
+	}
+	return out, nil
+}
+
+// dpdbWhy is what a DPDB that allows nothing says about it: a Degraded
+// condition's message, or how many members it observes.
+func dpdbWhy(d *policyv1alpha1.DistributedPodDisruptionBudget) string {
+	for _, c := range d.Status.Conditions {
+		if c.Type == policyv1alpha1.ConditionDegraded && c.Status == metav1.ConditionTrue {
+			return c.Message
+		}
+	}
+	if d.Status.Federated != "" {
+		return "federated " + d.Status.Federated
+	}
+	return ""
 }
 
 func orNone(s string) string {

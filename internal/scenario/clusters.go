@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -23,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	policyv1alpha1 "github.com/kubesim/kubesim/apis/policy/v1alpha1"
 	"github.com/kubesim/kubesim/internal/cluster"
 	"github.com/kubesim/kubesim/internal/scale"
 )
@@ -42,6 +45,11 @@ type target struct {
 	last     *disruption
 	evicted  map[string]bool // pods evicted in this run, for the pictures
 	stopInfo context.CancelFunc
+	// clusters maps each scenario cluster's name to its kubesim cluster's,
+	// for DPDB federation entries.
+	clusters map[string]string
+	// watchDPDBs starts, on a first wait on one, a watch of DPDBs.
+	watchDPDBs sync.Once
 }
 
 // disruption is what the last drain, evict or deschedule asked for.
@@ -114,6 +122,24 @@ func (t *target) startInformers() {
 	_, _ = t.factory.Policy().V1().PodDisruptionBudgets().Informer().AddEventHandler(notify)
 	_, _ = t.factory.Apps().V1().Deployments().Informer().AddEventHandler(notify)
 	t.factory.Start(ctx.Done())
+}
+
+// watchDPDB wakes waits on DistributedPodDisruptionBudgets' changes; it
+// starts only when one is waited on, so a cluster without the CRD (made
+// before it) costs nothing.
+func (t *target) watchDPDB() {
+	t.watchDPDBs.Do(func() {
+		f := dynamicinformer.NewDynamicSharedInformerFactory(t.dynamic, 0)
+		_, _ = f.ForResource(policyv1alpha1.Resource).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { t.notify() },
+			UpdateFunc: func(any, any) { t.notify() },
+			DeleteFunc: func(any) { t.notify() },
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		stop := t.stopInfo
+		t.stopInfo = func() { cancel(); f.Shutdown(); stop() }
+		f.Start(ctx.Done())
+	})
 }
 
 func (t *target) notify() {

@@ -61,6 +61,18 @@ func TestLoadErrorsNameLineAndField(t *testing.T) {
 		{head + "steps:\n- cluster: b\n  sleep: 1s\n", `steps[0].cluster: no cluster named "b"`},
 		{head + "clusters: [{name: a}, {name: b}]\nsteps:\n- sleep: 1s\n", `:5: steps[0].cluster: required with several clusters; name one of a, b`},
 		{head + "clusters: [{name: a}, {}]\nsteps:\n- sleep: 1s\n", `:3: clusters[1].name: required`},
+		{head + "clusters: [{name: a}, {name: b}]\nsteps:\n- federate: [a, c]\n", `:5: steps[0].federate[1]: no cluster named "c" in clusters: (a, b)`},
+		{head + "clusters: [{name: a}, {name: b}]\nsteps:\n- federate: [a, a]\n", `:5: steps[0].federate[1]: "a" is named twice`},
+		{head + "clusters: [{name: a}, {name: b}]\nsteps:\n- federate: [a]\n", `:5: steps[0].federate: name two or more`},
+		{head + "clusters: [{name: a}, {name: b}]\nsteps:\n- {cluster: a, federate: [a, b]}\n", `:5: steps[0].cluster: a federate step acts on the clusters it names; remove cluster: a`},
+		{head + "clusters: [{name: a}, {name: b}]\nsteps:\n- federate: {a: b}\n", `:5: steps[0].federate: must be a list, got a mapping`},
+		{head + "steps:\n- assert:\n  - dpdb: {name: x, allowed: 1}\n", `:5: unknown field "steps[0].assert[0].dpdb.allowed"`},
+		{head + "steps:\n- wait: {dpdb: {name: x, names: [y], disruptionsAllowed: 1}}\n", `:4: steps[0].wait: dpdb: give name or names, not both`},
+		{head + "steps:\n- assert: [{pdb: {name: x}}]\n", `:4: steps[0].assert: [0]: pdb: give disruptionsAllowed or currentHealthy`},
+		{head + "cluster: {existing: mine, disableDPDBController: true}\nsteps:\n- sleep: 1s\n", `:3: existing: a cluster used as it is takes no nodeGroups or options`},
+		{head + "cluster: {disableDPDBControler: true}\nsteps:\n- sleep: 1s\n", `unknown field "cluster.disableDPDBControler"`},
+		{head + "clusters: [{name: a}, {name: b}]\nsteps:\n- foreach: {var: x, values: [1], steps: [{sleep: 1s}]}\n", `:5: steps[0].foreach.steps[0].cluster: required with several clusters`},
+		{head + "clusters: [{name: a}, {name: b}]\nsteps:\n- {cluster: c, foreach: {values: [1], steps: [{sleep: 1s}]}}\n", `:5: steps[0].cluster: no cluster named "c"`},
 	} {
 		_, err := load(t, tc.text, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -90,5 +102,60 @@ func TestSubsetMatchesPartialObjects(t *testing.T) {
 	}
 	if where, ok := subset(map[string]any{"spec": map[string]any{"replicas": int64(4)}}, got, ""); ok || where != "spec.replicas: want 4, got 3" {
 		t.Errorf("mismatch reported as %q", where)
+	}
+}
+
+// The ring example: three clusters, a federate step, DPDB assertions; a
+// foreach's cluster is its steps' default.
+func TestLoadDPDBRingExample(t *testing.T) {
+	f, err := Load(filepath.Join("..", "..", "examples", "dpdb-ring.yaml"), nil, map[string]bool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Scenario
+	if len(s.Clusters) != 3 || strings.Join(s.Steps[0].Federate, ",") != "red,blue,green" {
+		t.Fatalf("clusters %d, first step %+v", len(s.Clusters), s.Steps[0])
+	}
+	waits := 0
+	for _, st := range s.Steps {
+		for _, it := range st.Iterations {
+			for _, x := range it {
+				if x.Wait != nil && x.Wait.DPDB != nil {
+					waits++
+				}
+			}
+		}
+	}
+	if waits != 6 {
+		t.Errorf("dpdb waits in foreach iterations: %d, want 6", waits)
+	}
+
+	f, err = load(t, head+`clusters: [{name: a, disableDPDBController: true}, {name: b}]
+steps:
+- cluster: b
+  foreach: {var: x, values: [1, 2], steps: [{sleep: 1s}, {cluster: a, sleep: 2s}]}
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := f.Scenario.Steps[0].Iterations
+	if it[1][0].Cluster != "b" || it[1][1].Cluster != "a" {
+		t.Errorf("clusters of a foreach's steps: %q, %q; want b (the foreach's) and a (its own)", it[1][0].Cluster, it[1][1].Cluster)
+	}
+	if c := ClusterConfig(&f.Scenario.Clusters[0], "x"); !c.DisableDPDBController {
+		t.Error("disableDPDBController did not reach the Cluster")
+	}
+}
+
+// Every shipped example loads: its fields, files and references check out.
+func TestExamplesLoad(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("examples: %v, %d files", err, len(files))
+	}
+	for _, f := range files {
+		if _, err := Load(f, nil, map[string]bool{}); err != nil {
+			t.Error(err)
+		}
 	}
 }

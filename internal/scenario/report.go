@@ -173,7 +173,7 @@ button.toggle{font-size:12px}
 <button class="toggle" type="button">show only failures</button>
 {{range $s := $r.Steps}}{{if or $s.Placement $s.Assertions $s.Error}}
 <div class="step{{if failed $s}} failed{{end}}">
-<b>{{if failed $s}}<span class="fail">✗</span>{{else}}<span class="pass">✓</span>{{end}} {{$s.Name}}</b> <small>line {{$s.Line}}, at {{secs $s.Start}}, took {{secs $s.Duration}}</small>
+<b>{{if failed $s}}<span class="fail">✗</span>{{else}}<span class="pass">✓</span>{{end}} {{$s.Name}}</b> <small>line {{$s.Line}},{{if $s.Cluster}} cluster {{$s.Cluster}},{{end}} at {{secs $s.Start}}, took {{secs $s.Duration}}</small>
 {{if $s.Detail}}<div><small>{{$s.Detail}}</small></div>{{end}}
 {{if $s.Error}}<div class="expect">{{$s.Error}}</div>{{end}}
 {{range $a := $s.Assertions}}<div>{{if $a.Passed}}<span class="pass">✓</span>{{else}}<span class="fail">✗</span>{{end}} {{$a.Name}}

@@ -48,7 +48,8 @@ type StepResult struct {
 	Name       string        `json:"name"`
 	Action     string        `json:"action"`
 	Line       int           `json:"line"`
-	Start      time.Duration `json:"start"` // since the scenario began
+	Cluster    string        `json:"cluster,omitempty"` // with several clusters
+	Start      time.Duration `json:"start"`             // since the scenario began
 	Duration   time.Duration `json:"duration"`
 	Detail     string        `json:"detail,omitempty"`
 	Error      string        `json:"error,omitempty"`
@@ -194,8 +195,13 @@ func runOne(ctx context.Context, f *File, o Options) *Result {
 		return r.result
 	}
 	var names []string
-	for _, t := range r.targets {
+	made := map[string]string{}
+	for key, t := range r.targets {
 		names = append(names, t.name)
+		made[key] = t.name
+	}
+	for _, t := range r.targets {
+		t.clusters = made
 	}
 	sort.Strings(names)
 	fmt.Fprintf(r.out, "  ✓ clusters ready: %s (%.1fs)\n", strings.Join(names, ", "), time.Since(r.began).Seconds())
@@ -246,6 +252,9 @@ func (r *runner) step(ctx context.Context, s *v1alpha1.Step, suffix string) bool
 	}
 	name += suffix
 	sr := &StepResult{Name: name, Action: action, Line: s.Line, Start: time.Since(r.began)}
+	if len(r.targets) > 1 {
+		sr.Cluster = s.Cluster // which one, where there is a choice
+	}
 	r.result.Steps = append(r.result.Steps, sr)
 	if r.o.Terminal {
 		fmt.Fprintf(r.out, "  … %s", name)
@@ -268,7 +277,7 @@ func (r *runner) step(ctx context.Context, s *v1alpha1.Step, suffix string) bool
 	if err != nil {
 		sr.Error = err.Error()
 	}
-	if failed || action == "assert" || action == "wait" || action == "drain" || action == "deschedule" {
+	if (failed && action != "federate") || action == "assert" || action == "wait" || action == "drain" || action == "deschedule" {
 		sr.Placement = t.view(ctx).placement(topologyKey(s))
 	}
 	mark := "✓"
@@ -279,6 +288,9 @@ func (r *runner) step(ctx context.Context, s *v1alpha1.Step, suffix string) bool
 		fmt.Fprint(r.out, "\r\033[K")
 	}
 	fmt.Fprintf(r.out, "  %s %s  %.1fs", mark, name, sr.Duration.Seconds())
+	if sr.Cluster != "" {
+		fmt.Fprintf(r.out, "  [%s]", sr.Cluster)
+	}
 	if detail != "" {
 		fmt.Fprintf(r.out, "  %s", oneLine(detail))
 	}
@@ -355,6 +367,9 @@ func (r *runner) do(ctx context.Context, t *target, s *v1alpha1.Step, sr *StepRe
 	case s.Deschedule != nil:
 		return t.deschedule(ctx, s.Deschedule)
 	case s.Wait != nil:
+		if s.Wait.DPDB != nil {
+			t.watchDPDB()
+		}
 		var last Outcome
 		err := t.until(ctx, timeout, func() (bool, string) {
 			last = t.checkIn(t.cachedView(ctx), &s.Wait.Assertion)
@@ -378,10 +393,22 @@ func (r *runner) do(ctx context.Context, t *target, s *v1alpha1.Step, sr *StepRe
 			}
 		}
 		return fmt.Sprintf("%d/%d passed", passed, len(s.Assert)), nil
+	case s.Federate != nil:
+		return r.federate(ctx, s.Federate)
 	case s.Kubectl != nil:
 		out, err := t.kubectl(ctx, r.o.Provider.Home, s.Kubectl)
 		sr.Detail = out // printed under the step's line
 		return "", err
 	}
 	return "", errors.New("no action")
+}
+
+// federate wires the named scenario clusters to each other with the
+// library call behind `kubesim federate`.
+func (r *runner) federate(ctx context.Context, names []string) (string, error) {
+	made := make([]string, len(names))
+	for i, n := range names {
+		made[i] = r.targets[n].name
+	}
+	return strings.Join(names, ", "), r.o.Provider.Federate(ctx, made)
 }

@@ -27,6 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	policyv1alpha1 "github.com/kubesim/kubesim/apis/policy/v1alpha1"
 	"github.com/kubesim/kubesim/internal/descheduler"
 	"github.com/kubesim/kubesim/internal/kubeletsim"
 )
@@ -114,6 +115,7 @@ func (t *target) apply(ctx context.Context, a *v1alpha1.ApplyStep) (string, erro
 	}
 	var out []string
 	for _, u := range objs {
+		t.federationNames(u)
 		r, err := t.resource(u)
 		if err != nil {
 			return "", err
@@ -128,6 +130,28 @@ func (t *target) apply(ctx context.Context, a *v1alpha1.ApplyStep) (string, erro
 		out = append(out, strings.ToLower(u.GetKind())+"/"+u.GetName())
 	}
 	return strings.Join(out, " "), nil
+}
+
+// federationNames puts, in a DPDB's federation entries, the name of the
+// cluster made for a scenario cluster where the entry names the scenario
+// cluster (red): manifests written for clusters called red, blue and green
+// work unchanged in a scenario whose clusters get fresh names.
+func (t *target) federationNames(u *unstructured.Unstructured) {
+	if u.GroupVersionKind().GroupKind() != (schema.GroupKind{Group: policyv1alpha1.GroupName, Kind: policyv1alpha1.Kind}) {
+		return
+	}
+	members, found, err := unstructured.NestedSlice(u.Object, "spec", "federation")
+	if !found || err != nil {
+		return // the API server's validation will say what is wrong
+	}
+	for _, m := range members {
+		if m, ok := m.(map[string]any); ok {
+			if c, ok := m["cluster"].(string); ok && c != "" && t.clusters[c] != "" {
+				m["cluster"] = t.clusters[c]
+			}
+		}
+	}
+	_ = unstructured.SetNestedSlice(u.Object, members, "spec", "federation")
 }
 
 func (t *target) delete(ctx context.Context, a *v1alpha1.ApplyStep) (string, error) {
@@ -420,13 +444,13 @@ func (t *target) evictOne(ctx context.Context, s *v1alpha1.EvictStep) (string, e
 	if msg != "" {
 		d.Refused = []string{key}
 		if s.Expect != "refused" {
-			return "refused", fmt.Errorf("eviction of %s refused: %s", key, msg)
+			return "refused " + key, fmt.Errorf("eviction of %s refused: %s", key, msg)
 		}
-		return "refused", nil
+		return "refused " + key, nil
 	}
 	d.Made = []string{key}
 	if s.Expect == "refused" {
-		return "evicted", fmt.Errorf("expected the eviction of %s to be refused, but it was allowed", key)
+		return "evicted " + key, fmt.Errorf("expected the eviction of %s to be refused, but it was allowed", key)
 	}
 	return "evicted " + key, nil
 }

@@ -58,7 +58,7 @@ func validate(s *v1alpha1.Scenario, root *yaml.Node, dir string) error {
 
 func validateCluster(c *v1alpha1.ScenarioCluster, dir string) error {
 	if c.Existing != "" {
-		if len(c.NodeGroups) > 0 || c.Stages != "" {
+		if len(c.NodeGroups) > 0 || c.Stages != "" || c.DisableDPDBController {
 			return fmt.Errorf("existing: a cluster used as it is takes no nodeGroups or options")
 		}
 		return v1alpha1.ValidateName(c.Existing)
@@ -101,6 +101,8 @@ func ClusterConfig(c *v1alpha1.ScenarioCluster, name string) *v1alpha1.Cluster {
 		Scheduler:     *c.Scheduler.DeepCopy(),
 		Descheduler:   *c.Descheduler.DeepCopy(),
 		ExtraArgs:     c.ExtraArgs,
+
+		DisableDPDBController: c.DisableDPDBController,
 	}
 }
 
@@ -123,7 +125,28 @@ func validateSteps(steps []v1alpha1.Step, path string, clusters map[string]bool,
 		default:
 			return errAt(s.Line, "%s: has %s; one action per step (split it into several steps)", at, strings.Join(actions, " and "))
 		}
-		if !clusters[s.Cluster] {
+		if s.Federate != nil {
+			if err := validateFederate(s, clusters); err != nil {
+				return errAt(s.Line, "%s.%s", at, err)
+			}
+			continue
+		}
+		if s.Foreach != nil {
+			// A foreach acts on no cluster: its cluster and name are its
+			// steps' defaults.
+			if s.Cluster != "" && !clusters[s.Cluster] {
+				return errAt(s.Line, "%s.cluster: no cluster named %q in clusters:", at, s.Cluster)
+			}
+			for j := range s.Foreach.Steps {
+				inner := &s.Foreach.Steps[j]
+				if inner.Cluster == "" && inner.Federate == nil {
+					inner.Cluster = s.Cluster
+				}
+				if inner.Name == "" {
+					inner.Name = s.Name
+				}
+			}
+		} else if !clusters[s.Cluster] {
 			if s.Cluster == "" {
 				return errAt(s.Line, "%s.cluster: required with several clusters; name one of %s", at, strings.Join(sortedKeys(clusters), ", "))
 			}
@@ -274,9 +297,9 @@ func validateAssertion(a *v1alpha1.Assertion) error {
 	case a.Nodes != nil:
 		sel = []string{a.Nodes.Nodes.Selector}
 	case a.PDB != nil:
-		if a.PDB.Name == "" {
-			return fmt.Errorf("pdb.name: required")
-		}
+		return validatePDB("pdb", a.PDB)
+	case a.DPDB != nil:
+		return validatePDB("dpdb", a.DPDB)
 	case a.Object != nil:
 		if a.Object["apiVersion"] == nil || a.Object["kind"] == nil {
 			return fmt.Errorf("object: apiVersion and kind are required")
@@ -295,3 +318,33 @@ func validateAssertion(a *v1alpha1.Assertion) error {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// validateFederate checks a federate step: two or more of the scenario's
+// clusters, each once; the step acts on them all, so no cluster: of its own.
+func validateFederate(s *v1alpha1.Step, clusters map[string]bool) error {
+	if s.Cluster != "" {
+		return fmt.Errorf("cluster: a federate step acts on the clusters it names; remove cluster: %s", s.Cluster)
+	}
+	if len(s.Federate) < 2 {
+		return fmt.Errorf("federate: name two or more of the scenario's clusters, such as [red, blue, green]")
+	}
+	for i, name := range s.Federate {
+		if !clusters[name] || name == "" {
+			return fmt.Errorf("federate[%d]: no cluster named %q in clusters: (%s)", i, name, strings.Join(sortedKeys(clusters), ", "))
+		}
+		if slices.Contains(s.Federate[:i], name) {
+			return fmt.Errorf("federate[%d]: %q is named twice", i, name)
+		}
+	}
+	return nil
+}
+
+func validatePDB(kind string, p *v1alpha1.PDBAssertion) error {
+	if p.Name != "" && len(p.Names) > 0 {
+		return fmt.Errorf("%s: give name or names, not both", kind)
+	}
+	if p.DisruptionsAllowed == nil && p.CurrentHealthy == nil {
+		return fmt.Errorf("%s: give disruptionsAllowed or currentHealthy, what to check", kind)
+	}
+	return nil
+}

@@ -57,9 +57,9 @@ type ScenarioCluster struct {
 	Scheduler     Scheduler           `json:"scheduler,omitempty"`
 	Descheduler   Descheduler         `json:"descheduler,omitempty"`
 	ExtraArgs     map[string][]string `json:"extraArgs,omitempty"`
-	// The distributed-PDB controller (policy.kubesim.io) will be an option
-	// here once it lands; a field for it is deliberately absent until then,
-	// so a file asking for it is refused rather than silently ignored.
+	// DisableDPDBController leaves the DistributedPodDisruptionBudget
+	// controller (on by default) out of the cluster.
+	DisableDPDBController bool `json:"disableDPDBController,omitempty"`
 }
 
 // NodeGroup is a set of alike nodes. The group without a name makes
@@ -85,7 +85,8 @@ type NodeGroup struct {
 // +kubebuilder:object:generate=false
 type Step struct {
 	Name string `json:"name,omitempty"`
-	// Cluster names the scenario cluster the step acts on (default: the only one).
+	// Cluster names the scenario cluster the step acts on (default: the
+	// only one). A foreach's name and cluster are its steps' defaults.
 	Cluster string `json:"cluster,omitempty"`
 	// ContinueOnError records the step's failure and goes on.
 	ContinueOnError bool `json:"continueOnError,omitempty"`
@@ -109,6 +110,10 @@ type Step struct {
 	Assert     []Assertion      `json:"assert,omitempty"`
 	Kubectl    Args             `json:"kubectl,omitempty"`
 	Foreach    *ForeachStep     `json:"foreach,omitempty"`
+	// Federate wires the named scenario clusters into one DPDB federation,
+	// as `kubesim federate` does; the step names its clusters, so it takes
+	// no `cluster:`.
+	Federate []string `json:"federate,omitempty"`
 
 	// Line is where the step starts in its file, for messages.
 	Line int `json:"-"`
@@ -118,14 +123,14 @@ type Step struct {
 
 // StepActions are the names of a step's actions, in the order above.
 var StepActions = []string{"apply", "delete", "scale", "label", "taint", "cordon", "uncordon", "drain",
-	"evict", "nodeStop", "nodeStart", "deschedule", "wait", "sleep", "assert", "kubectl", "foreach"}
+	"evict", "nodeStop", "nodeStart", "deschedule", "wait", "sleep", "assert", "kubectl", "foreach", "federate"}
 
 // Actions returns the actions set on a step; a valid step has one.
 func (s *Step) Actions() []string {
 	set := []bool{s.Apply != nil, s.Delete != nil, s.Scale != nil, s.Label != nil, s.Taint != nil,
 		s.Cordon != nil, s.Uncordon != nil, s.Drain != nil, s.Evict != nil, s.NodeStop != nil,
 		s.NodeStart != nil, s.Deschedule != nil, s.Wait != nil, s.Sleep != nil, s.Assert != nil,
-		s.Kubectl != nil, s.Foreach != nil}
+		s.Kubectl != nil, s.Foreach != nil, s.Federate != nil}
 	var out []string
 	for i, ok := range set {
 		if ok {
@@ -297,6 +302,7 @@ type Assertion struct {
 	OnlyOn    *OnlyOnAssertion `json:"onlyOn,omitempty"`
 	Nodes     *NodesAssertion  `json:"nodes,omitempty"`
 	PDB       *PDBAssertion    `json:"pdb,omitempty"`
+	DPDB      *PDBAssertion    `json:"dpdb,omitempty"`
 	Evictions *EvictionsAssert `json:"evictions,omitempty"`
 	Event     *EventAssertion  `json:"event,omitempty"`
 	RolledOut *WorkloadRef     `json:"rolledOut,omitempty"`
@@ -304,12 +310,12 @@ type Assertion struct {
 }
 
 // AssertionKinds are the names of an assertion's checks.
-var AssertionKinds = []string{"object", "pods", "spread", "perNode", "onlyOn", "nodes", "pdb", "evictions", "event", "rolledOut", "cel"}
+var AssertionKinds = []string{"object", "pods", "spread", "perNode", "onlyOn", "nodes", "pdb", "dpdb", "evictions", "event", "rolledOut", "cel"}
 
 // Kinds returns the checks set on an assertion; a valid one has one.
 func (a *Assertion) Kinds() []string {
 	set := []bool{a.Object != nil, a.Pods != nil, a.Spread != nil, a.PerNode != nil, a.OnlyOn != nil,
-		a.Nodes != nil, a.PDB != nil, a.Evictions != nil, a.Event != nil, a.RolledOut != nil, a.CEL != ""}
+		a.Nodes != nil, a.PDB != nil, a.DPDB != nil, a.Evictions != nil, a.Event != nil, a.RolledOut != nil, a.CEL != ""}
 	var out []string
 	for i, ok := range set {
 		if ok {
@@ -392,14 +398,17 @@ type NodesAssertion struct {
 	Count `json:",inline"`
 }
 
-// PDBAssertion checks a PodDisruptionBudget's status.
+// PDBAssertion checks the status of a PodDisruptionBudget (`pdb`) or a
+// DistributedPodDisruptionBudget (`dpdb`): the one named, each of Names,
+// or, with neither, every one in the namespace (at least one must exist).
 //
 // +kubebuilder:object:generate=false
 type PDBAssertion struct {
-	Name               string `json:"name"`
-	Namespace          string `json:"namespace,omitempty"`
-	DisruptionsAllowed *int32 `json:"disruptionsAllowed,omitempty"`
-	CurrentHealthy     *int32 `json:"currentHealthy,omitempty"`
+	Name               string   `json:"name,omitempty"`
+	Names              []string `json:"names,omitempty"`
+	Namespace          string   `json:"namespace,omitempty"`
+	DisruptionsAllowed *int32   `json:"disruptionsAllowed,omitempty"`
+	CurrentHealthy     *int32   `json:"currentHealthy,omitempty"`
 }
 
 // EvictionsAssert counts the evictions the last drain, evict or deschedule
