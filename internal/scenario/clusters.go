@@ -27,6 +27,7 @@ import (
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	policyv1alpha1 "github.com/kubesim/kubesim/apis/policy/v1alpha1"
 	"github.com/kubesim/kubesim/internal/cluster"
+	"github.com/kubesim/kubesim/internal/explain"
 	"github.com/kubesim/kubesim/internal/scale"
 )
 
@@ -50,6 +51,9 @@ type target struct {
 	clusters map[string]string
 	// watchDPDBs starts, on a first wait on one, a watch of DPDBs.
 	watchDPDBs sync.Once
+	// explainer asks the scheduler why pods are Pending; nil in a
+	// cluster that records nothing.
+	explainer *explain.Client
 }
 
 // disruption is what the last drain, evict or deschedule asked for.
@@ -98,6 +102,7 @@ func setUp(ctx context.Context, p *cluster.Provider, spec *v1alpha1.ScenarioClus
 	}
 	t.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(t.client.Discovery()))
 	t.evicted = map[string]bool{}
+	t.explainer, _, _ = p.Explainer(t.name) // without it, reports only lack the explanations
 	t.startInformers()
 	if err := t.makeNodes(ctx); err != nil {
 		return t, err

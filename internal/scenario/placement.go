@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubesim/kubesim/internal/explain"
 )
 
 // Placement is where a cluster's pods were at one moment: what the report
@@ -186,4 +188,29 @@ func (pl *Placement) counts(pods []PodMark) string {
 		return "-"
 	}
 	return strings.Join(parts, " ")
+}
+
+// maxExplained bounds how many Pending pods a report explains per picture.
+const maxExplained = 5
+
+// explainPending asks the scheduler why the first Pending pods are
+// Pending, for the report; a pod it cannot explain is left out.
+func (v *view) explainPending(max int) []*explain.Explanation {
+	if v.t.explainer == nil {
+		return nil
+	}
+	var out []*explain.Explanation
+	for _, p := range v.pods {
+		if len(out) == max {
+			break
+		}
+		if p.Spec.NodeName != "" || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodPending {
+			continue
+		}
+		e, err := v.t.explainer.Pod(v.ctx, p.Namespace, p.Name)
+		if err == nil && e.UID == string(p.UID) && e.Result != explain.Scheduled {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -6,6 +6,8 @@ import (
 	"html/template"
 	"io"
 	"strings"
+
+	"github.com/kubesim/kubesim/internal/explain"
 )
 
 // palette colours workloads, in order of first appearance.
@@ -100,7 +102,10 @@ func short(name string) string {
 
 var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"svg":  svg,
-	"secs": func(d interface{ Seconds() float64 }) string { return fmt.Sprintf("%.1fs", d.Seconds()) },
+	"join": func(s []string) string { return strings.Join(s, "; ") },
+	// firstNodes bounds an explanation's table: the most telling rows come first.
+	"firstNodes": func(ns []explain.NodeResult) []explain.NodeResult { return ns[:min(len(ns), 30)] },
+	"secs":       func(d interface{ Seconds() float64 }) string { return fmt.Sprintf("%.1fs", d.Seconds()) },
 	// The timeline spans the steps, from the first (the clusters are made before).
 	"barLeft": func(r *Result, s *StepResult) string {
 		return pct(s.Start.Seconds()-r.Steps[0].Start.Seconds(), r.Duration.Seconds()-r.Steps[0].Start.Seconds())
@@ -160,6 +165,7 @@ table.steps{border-collapse:collapse;margin:8px 0}table.steps td,table.steps th{
 .chip{display:inline-block;width:10px;height:10px;border-radius:5px;margin:0 4px 0 10px}
 .legend{font-size:12px;margin:4px 0}
 button.toggle{font-size:12px}
+details.why{margin:4px 0;font-size:12px}details.why summary{cursor:pointer}
 </style></head>
 <body>
 <h1>kubesim scenarios</h1>
@@ -180,6 +186,8 @@ button.toggle{font-size:12px}
 {{if not $a.Passed}}<div class="expect">expected: {{$a.Expected}}
 actual:   {{$a.Actual}}</div>{{end}}</div>{{end}}
 {{svg $s.Placement}}
+{{range $x := $s.Explanations}}<details class="why"><summary>why <b>{{$x.Name}}</b> is {{$x.Result}}: {{$x.Message}}</summary>
+<table class="steps"><tr><th>node</th><th>filter</th><th>plugin: reason</th></tr>{{range $n := firstNodes $x.Nodes}}<tr><td>{{$n.Name}}</td><td>{{$n.Filter}}</td><td>{{$n.Plugin}}{{if $n.Reasons}}: {{join $n.Reasons}}{{end}}</td></tr>{{end}}</table>{{if gt (len $x.Nodes) 30}}<small>… and {{len $x.Nodes}} nodes in all: kubesim explain pod {{$x.Name}} -n {{$x.Namespace}} --all</small>{{end}}</details>{{end}}
 </div>{{end}}{{end}}
 </section>
 {{end}}

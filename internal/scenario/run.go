@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/cluster"
+	"github.com/kubesim/kubesim/internal/explain"
 )
 
 // Options are about one `kubesim run`.
@@ -55,6 +56,9 @@ type StepResult struct {
 	Error      string        `json:"error,omitempty"`
 	Assertions []Outcome     `json:"assertions,omitempty"`
 	Placement  *Placement    `json:"placement,omitempty"`
+	// Explanations are the scheduler's reasons for the Pending pods of
+	// the placement (the first few), as `kubesim explain -o json` has them.
+	Explanations []*explain.Explanation `json:"explanations,omitempty"`
 }
 
 // Run loads every file first (so a bad one stops everything before a
@@ -278,7 +282,9 @@ func (r *runner) step(ctx context.Context, s *v1alpha1.Step, suffix string) bool
 		sr.Error = err.Error()
 	}
 	if (failed && action != "federate") || action == "assert" || action == "wait" || action == "drain" || action == "deschedule" {
-		sr.Placement = t.view(ctx).placement(topologyKey(s))
+		v := t.view(ctx)
+		sr.Placement = v.placement(topologyKey(s))
+		sr.Explanations = v.explainPending(maxExplained)
 	}
 	mark := "✓"
 	if failed {

@@ -60,6 +60,8 @@ steps:
         template:
           metadata: {labels: {app: web}}
           spec: {containers: [{name: c, image: nginx}]}
+- apply:
+    resource: {apiVersion: v1, kind: Pod, metadata: {name: lonely}, spec: {nodeSelector: {disk: none-has-it}, containers: [{name: c, image: nginx}]}}
 - wait: {pods: {selector: app=web, phase: Running, ready: true, count: "${replicas}"}}
   timeout: 60s
 - assert:
@@ -128,9 +130,15 @@ func TestScenarioFailureReport(t *testing.T) {
 	if !strings.Contains(string(dom), "0 of 1 scenarios passed") || !strings.Contains(string(dom), "<svg") {
 		t.Errorf("the report lacks its summary or pictures")
 	}
+	if !strings.Contains(string(dom), "why <b>lonely</b> is Unschedulable") || !strings.Contains(string(dom), "NodeAffinity: node(s) didn") {
+		t.Errorf("the report lacks the scheduler's explanation of the Pending pod")
+	}
 	shots := os.Getenv("KUBESIM_ARTIFACTS")
 	if shots == "" {
 		shots = dir
+	}
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	shot := filepath.Join(shots, "scenario-report.png")
 	if out, err := exec.CommandContext(ctx, chromium, append(flags, "--screenshot="+shot, url)...).CombinedOutput(); err != nil {
