@@ -30,17 +30,20 @@ func (a *attempt) explanation(allNodes []string) explain.Explanation {
 		e.ScorePlugins = append(e.ScorePlugins, explain.ScorePlugin{Name: p, Weight: a.weights[p]})
 	}
 
-	seen := make(map[string]bool, len(a.verdicts))
-	scored := a.scoreIndex()
-	for _, v := range a.verdicts {
+	seen := make(map[string]bool, len(a.rejected)+len(a.scoredNodes)+len(a.passed))
+	for _, v := range a.rejected {
 		seen[v.node] = true
-		n := explain.NodeResult{Name: v.node, Filter: explain.Passed}
-		if v.status != nil {
-			n.Filter, n.Plugin, n.Reasons = explain.Rejected, v.status.Plugin(), v.status.Reasons()
-		} else if i, ok := scored[v.node]; ok {
-			n.Scores, n.Total = a.nodeScores(i)
-		}
+		e.Nodes = append(e.Nodes, explain.NodeResult{Name: v.node, Filter: explain.Rejected, Plugin: v.status.Plugin(), Reasons: v.status.Reasons()})
+	}
+	for i, name := range a.scoredNodes {
+		seen[name] = true
+		n := explain.NodeResult{Name: name, Filter: explain.Passed}
+		n.Scores, n.Total = a.nodeScores(i)
 		e.Nodes = append(e.Nodes, n)
+	}
+	for _, name := range a.passed {
+		seen[name] = true
+		e.Nodes = append(e.Nodes, explain.NodeResult{Name: name, Filter: explain.Passed})
 	}
 	inPreFilterSet := map[string]bool{}
 	for _, n := range a.preFilterNodes {
@@ -64,21 +67,14 @@ func (a *attempt) explanation(allNodes []string) explain.Explanation {
 	return e
 }
 
-func (a *attempt) scoreIndex() map[string]int {
-	idx := make(map[string]int, len(a.scoredNodes))
-	for i, n := range a.scoredNodes {
-		idx[n] = i
-	}
-	return idx
-}
-
 // nodeScores are the i-th scored node's scores, each plugin's normalised
 // score recovered from the weighted one (weighted = normalised × weight).
 func (a *attempt) nodeScores(i int) ([]explain.PluginScore, *int64) {
 	row := a.scores[i*len(a.scorePlugins) : (i+1)*len(a.scorePlugins)]
 	scores := make([]explain.PluginScore, len(row))
 	var total int64
-	for j, weighted := range row {
+	for j, w32 := range row {
+		weighted := int64(w32)
 		normalized := weighted
 		if w := a.weights[a.scorePlugins[j]]; w > 0 {
 			normalized = weighted / w

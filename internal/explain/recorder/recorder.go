@@ -6,7 +6,9 @@ package recorder
 import (
 	"container/list"
 	"context"
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -29,6 +31,9 @@ type Recorder struct {
 	byName map[string]*list.Element // namespace/name → its element
 
 	weights sync.Map // profile name → map[plugin]weight
+	// passedHint sizes an attempt's list of feasible nodes as the last
+	// one's, so the list seldom grows on the filters' hot path.
+	passedHint atomic.Int64
 }
 
 // New keeps the last attempt of up to max pods.
@@ -44,6 +49,7 @@ func (r *Recorder) Install(s *scheduler.Scheduler) {
 	s.SchedulePod = func(ctx context.Context, f framework.Framework, state fwk.CycleState, podInfo *framework.QueuedPodInfo) (scheduler.ScheduleResult, error) {
 		a := r.begin(f, podInfo.Pod)
 		result, err := schedule(ctx, &recordingFramework{Framework: f, a: a}, state, podInfo)
+		r.passedHint.Store(int64(len(a.passed)))
 		a.finish(result.SuggestedHost, err)
 		r.keep(a)
 		return result, err
@@ -62,6 +68,7 @@ func (r *Recorder) begin(f framework.Framework, pod *v1.Pod) *attempt {
 		weights:   r.profileWeights(f),
 		attempted: time.Now(),
 		hint:      pod.Status.NominatedNodeName,
+		passed:    make([]string, 0, r.passedHint.Load()),
 	}
 }
 
@@ -170,7 +177,8 @@ func (f *recordingFramework) RunScorePlugins(ctx context.Context, state fwk.Cycl
 }
 
 // attempt is one pod's scheduling attempt, stored compactly: the node
-// names are the scheduler's own strings, the scores one flat table.
+// names are the scheduler's own strings; a feasible node that was scored
+// is kept once, in the score table.
 type attempt struct {
 	namespace, name string
 	uid             types.UID
@@ -183,17 +191,18 @@ type attempt struct {
 	preFilter        *fwk.Status
 	preFilterPlugins []string
 	preFilterNodes   []string // nil: PreFilter left every node
-	verdicts         []verdict
+	rejected         []verdict
+	passed           []string // until finish: then only those not scored
 	scorePlugins     []string
 	scoredNodes      []string
-	scores           []int64 // weighted, len(scoredNodes) × len(scorePlugins)
+	scores           []int32 // weighted, len(scoredNodes) × len(scorePlugins)
 
 	result, node, message, nominated string
 }
 
 type verdict struct {
 	node   string
-	status *fwk.Status // nil: passed
+	status *fwk.Status
 }
 
 func (a *attempt) preFiltered(result *fwk.PreFilterResult, status *fwk.Status, plugins sets.Set[string]) {
@@ -212,11 +221,12 @@ func (a *attempt) preFiltered(result *fwk.PreFilterResult, status *fwk.Status, p
 }
 
 func (a *attempt) filtered(node string, status *fwk.Status) {
-	if status.IsSuccess() {
-		status = nil // the framework's success may be a non-nil status
-	}
 	a.mu.Lock()
-	a.verdicts = append(a.verdicts, verdict{node, status})
+	if status.IsSuccess() {
+		a.passed = append(a.passed, node)
+	} else {
+		a.rejected = append(a.rejected, verdict{node, status})
+	}
 	a.mu.Unlock()
 }
 
@@ -229,11 +239,11 @@ func (a *attempt) scored(scores []fwk.NodePluginScores) {
 		plugins[i] = s.Name
 	}
 	nodes := make([]string, len(scores))
-	table := make([]int64, 0, len(scores)*len(plugins))
+	table := make([]int32, 0, len(scores)*len(plugins))
 	for i, n := range scores {
 		nodes[i] = n.Name
 		for _, s := range n.Scores {
-			table = append(table, s.Score)
+			table = append(table, int32(min(s.Score, math.MaxInt32))) // 100 × weight
 		}
 	}
 	a.mu.Lock()
@@ -244,6 +254,7 @@ func (a *attempt) scored(scores []fwk.NodePluginScores) {
 func (a *attempt) finish(node string, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.dropScoredFromPassed()
 	switch {
 	case err == nil:
 		a.result, a.node = explain.Scheduled, node
@@ -253,6 +264,26 @@ func (a *attempt) finish(node string, err error) {
 	default:
 		a.result, a.message = explain.Error, err.Error()
 	}
+}
+
+// dropScoredFromPassed keeps in passed only the feasible nodes that were
+// not scored: those found beyond percentageOfNodesToScore's share, or the
+// one feasible node, which the scheduler takes unscored.
+func (a *attempt) dropScoredFromPassed() {
+	if len(a.passed) <= len(a.scoredNodes) {
+		if len(a.scoredNodes) > 0 {
+			a.passed = nil
+		}
+		return
+	}
+	scored := sets.New(a.scoredNodes...)
+	var extra []string
+	for _, n := range a.passed {
+		if !scored.Has(n) {
+			extra = append(extra, n)
+		}
+	}
+	a.passed = extra
 }
 
 func isFitError(err error) bool {
