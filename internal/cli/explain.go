@@ -137,11 +137,12 @@ func explainDeployment(ctx context.Context, client *explain.Client, kube kuberne
 	var explanations []*explain.Explanation
 	missing := map[string]string{}
 	for _, pod := range pods.Items {
-		e, err := explain.Pod(ctx, client, kube, clusterName, namespace, pod.Name)
-		var noRecord *explain.NoRecordError
+		e, err := client.Pod(ctx, namespace, pod.Name)
 		switch {
-		case errors.As(err, &noRecord):
-			missing[pod.Name] = "no record (scheduler restarted, or record dropped)"
+		case errors.Is(err, explain.ErrUnreachable):
+			return nil, nil, fmt.Errorf("the scheduler of cluster %q does not answer (%v)", clusterName, err)
+		case errors.Is(err, explain.ErrNotRecorded), err == nil && e.UID != string(pod.UID):
+			missing[pod.Name] = "no record (not attempted yet, scheduler restarted, or record dropped as old)"
 		case err != nil:
 			return nil, nil, err
 		default:
