@@ -15,8 +15,9 @@ CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
 .PHONY: build install cluster test lint unit e2e kubesimtest bench clean generate
 
 # Modules of their own, which ./... does not reach: the public test helper
-# (its own go.mod keeps k8s.io/kubernetes out of its users' builds).
-NESTED := pkg/kubesimtest
+# (its own go.mod keeps k8s.io/kubernetes out of its users' builds) and the
+# example controller module that tests with it.
+NESTED := pkg/kubesimtest examples/controller-test
 NESTED_TEST = @for m in $(NESTED); do echo "go test ($$m)"; \
 	KUBESIM_BINARY=$(BIN) go -C $$m test -count=1 -timeout 20m ./... || exit 1; done
 
