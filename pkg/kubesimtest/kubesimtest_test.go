@@ -1,9 +1,11 @@
 package kubesimtest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -375,5 +377,79 @@ func waitNode(t *testing.T, cs kubernetes.Interface, name string, ok func(*corev
 	})
 	if err != nil {
 		t.Fatalf("node %s: condition not met in 30s", name)
+	}
+}
+
+// helperEnv makes the test binary, run again by a test below, start
+// clusters and wait to be interrupted ("interrupt") or end ("end").
+const helperEnv = "KUBESIMTEST_HELPER"
+
+// TestHelperClusters is the helper's body: it starts a cluster of its own
+// and the shared one, prints their homes, and waits for stdin to close.
+func TestHelperClusters(t *testing.T) {
+	if os.Getenv(helperEnv) == "" {
+		t.Skip("run by TestMainDeletesClusters")
+	}
+	own := Start(t, Nodes(1))
+	shared, _ := Shared(t)
+	fmt.Printf("HOMES %s %s\n", own.home, shared.home)
+	if os.Getenv(helperEnv) == "interrupt" {
+		_, _ = io.ReadAll(os.Stdin) // until interrupted
+	}
+}
+
+// TestMainDeletesClusters runs the test binary again: once to the end,
+// where Main deletes the shared cluster, and once interrupted with
+// Ctrl-C's SIGINT, where Main deletes every cluster.
+func TestMainDeletesClusters(t *testing.T) {
+	for _, mode := range []string{"end", "interrupt"} {
+		t.Run(mode, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperClusters$", "-test.v")
+			cmd.Env = append(os.Environ(), helperEnv+"="+mode)
+			stdin, _ := cmd.StdinPipe()
+			stdout, _ := cmd.StdoutPipe()
+			cmd.Stderr = os.Stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer stdin.Close()
+			homes := make(chan []string, 1)
+			go func() {
+				scanner := bufio.NewScanner(stdout)
+				for scanner.Scan() {
+					if rest, ok := strings.CutPrefix(scanner.Text(), "HOMES "); ok {
+						homes <- strings.Fields(rest)
+					}
+				}
+				close(homes)
+			}()
+			var dirs []string
+			select {
+			case dirs = <-homes:
+			case <-time.After(3 * time.Minute):
+			}
+			if len(dirs) != 2 {
+				cmd.Process.Kill()
+				t.Fatalf("the helper printed no homes")
+			}
+			if mode == "interrupt" {
+				cmd.Process.Signal(os.Interrupt)
+			}
+			err := cmd.Wait()
+			for _, home := range dirs {
+				if pids := processes(home); len(pids) > 0 {
+					t.Errorf("%s: processes of %s left: %v", mode, home, pids)
+					cleanUp := exec.Command(os.Getenv("KUBESIM_BINARY"), "delete", "cluster", "--all")
+					cleanUp.Env = append(os.Environ(), "KUBESIM_HOME="+home, "KUBECONFIG="+filepath.Join(t.TempDir(), "kubeconfig"))
+					_ = cleanUp.Run()
+				}
+				if _, err := os.Stat(filepath.Dir(home)); !os.IsNotExist(err) {
+					t.Errorf("%s: %s left behind (%v)", mode, filepath.Dir(home), err)
+				}
+			}
+			if mode == "end" && err != nil {
+				t.Errorf("the helper failed: %v", err)
+			}
+		})
 	}
 }

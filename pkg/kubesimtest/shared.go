@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -176,7 +177,11 @@ func deleteShared() error {
 func deleteAll() {
 	var wg sync.WaitGroup
 	live.Range(func(k, _ any) bool {
-		wg.Go(func() { _ = k.(*Cluster).delete() })
+		wg.Go(func() {
+			c := k.(*Cluster)
+			_ = c.delete()
+			os.RemoveAll(filepath.Dir(c.home)) // the test's cleanups will not run
+		})
 		return true
 	})
 	wg.Wait()
