@@ -51,7 +51,7 @@ type Cluster struct {
 }
 
 // startTimeout bounds `kubesim create cluster` (and with it the wait for
-// its nodes); a test's own deadline bounds it further.
+// its nodes); a test's own deadline (go test -timeout) bounds it further.
 const startTimeout = 3 * time.Minute
 
 // Start creates a cluster with the options and waits until it is ready
@@ -63,7 +63,14 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 	if err != nil {
 		t.Fatalf("kubesimtest: %v", err)
 	}
-	c, err := start(dir, t.Name(), opts)
+	timeout := startTimeout
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if deadline, set := d.Deadline(); set {
+			// Leave the test time to clean up rather than be killed by go test.
+			timeout = min(timeout, time.Until(deadline)*9/10)
+		}
+	}
+	c, err := start(dir, t.Name(), timeout, opts)
 	if c != nil {
 		c.t = t
 		live.Store(c, struct{}{})
@@ -98,7 +105,7 @@ func tempDir(t testing.TB) (string, error) {
 
 // start creates the cluster in dir. A Cluster is returned with an error if
 // kubesim was run, so the caller deletes what it may have left.
-func start(dir, testName string, opts []Option) (*Cluster, error) {
+func start(dir, testName string, timeout time.Duration, opts []Option) (*Cluster, error) {
 	s := &settings{}
 	for _, opt := range opts {
 		if err := opt(s); err != nil {
@@ -118,7 +125,8 @@ func start(dir, testName string, opts []Option) (*Cluster, error) {
 	began := time.Now()
 	// --retain keeps a cluster that failed to start, so its logs can be
 	// printed; the caller's cleanup deletes it.
-	if _, err := c.run(startTimeout, "create", "cluster", "--config", config, "--retain", "--wait", startTimeout.String()); err != nil {
+	// kubesim's own --wait ends first, so it can say what it waited for.
+	if _, err := c.run(timeout+30*time.Second, "create", "cluster", "--config", config, "--retain", "--wait", timeout.String()); err != nil {
 		return c, err
 	}
 	if c.config, err = clientcmd.BuildConfigFromFlags("", c.kubeconfig); err != nil {

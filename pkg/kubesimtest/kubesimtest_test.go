@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
 )
 
 // failPods is a Stage: pods labelled kubesimtest=fail fail at once.
@@ -104,6 +106,54 @@ func TestStartWithNodes(t *testing.T) {
 		t.Errorf("Logs(kube-apiserver) does not look like the API server's log: %.300s", log)
 	}
 	t.Logf("Start took %s (create → ready, as the package saw it)", c.StartupTime())
+}
+
+// TestComponentOptions checks that the component options reach kubesim:
+// the supervisor's log has each component's command line as it starts it.
+func TestComponentOptions(t *testing.T) {
+	c := Start(t, Nodes(1), StageSet("realistic"), Descheduler(10*time.Second, "TopologyAndDuplicates"),
+		WithoutDPDBController(), ExtraArgs("kube-scheduler", "--v=3"))
+	var log string
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		log = c.Logs("supervisor")
+		return strings.Contains(log, "started descheduler") && strings.Contains(log, "started kube-scheduler"), nil
+	})
+	if err != nil {
+		t.Fatalf("the supervisor started no descheduler or kube-scheduler:\n%s", log)
+	}
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "started kube-scheduler") && !strings.Contains(line, " --v=3") {
+			t.Errorf("kube-scheduler started without ExtraArgs' --v=3: %s", line)
+		}
+		if strings.Contains(line, "started descheduler") && !strings.Contains(line, "--interval=10s") {
+			t.Errorf("descheduler started without Descheduler's interval: %s", line)
+		}
+	}
+	if strings.Contains(log, "started dpdb-controller") {
+		t.Errorf("WithoutDPDBController: the dpdb-controller was started")
+	}
+
+	// The realistic stage set takes a second or more to make a pod Running;
+	// the fast one does it at once.
+	cs := kubernetes.NewForConfigOrDie(c.Config())
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "slow", Namespace: "default"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}
+	began := time.Now()
+	if _, err := cs.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := cs.CoreV1().Pods("default").Get(ctx, "slow", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning, nil
+	})
+	if err != nil {
+		t.Fatalf("pod never Running: %v", err)
+	}
+	if took := time.Since(began); took < time.Second {
+		t.Errorf("pod Running after %s; StageSet(realistic) takes 1s or more", took)
+	}
 }
 
 func TestSharedInParallel(t *testing.T) {
@@ -288,6 +338,55 @@ func TestClearErrors(t *testing.T) {
 				t.Errorf("want one line, got:\n%s", msg)
 			}
 		})
+	}
+}
+
+// TestConfigFile checks the Cluster file and node template the options
+// write, field by field as kubesim reads them.
+func TestConfigFile(t *testing.T) {
+	template := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"pool": "gpu"}}}
+	s := &settings{}
+	for _, opt := range []Option{
+		Nodes(2, Template(template), Label("zone", "b"), Capacity("nvidia.com/gpu", "8")),
+		NodeFailure(6*time.Second, 2*time.Second),
+	} {
+		if err := opt(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	path, err := writeConfig(dir, "kt-x", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cluster map[string]any
+	readYAML(t, path, &cluster)
+	want := map[string]any{
+		"apiVersion": "kubesim.io/v1alpha1", "kind": "Cluster", "name": "kt-x", "nodes": float64(2),
+		"nodeTemplate":  filepath.Join(dir, "node-template.yaml"),
+		"nodeLifecycle": map[string]any{"nodeMonitorPeriod": "1s", "nodeMonitorGracePeriod": "6s", "podEvictionToleration": "2s"},
+	}
+	if !reflect.DeepEqual(cluster, want) {
+		t.Errorf("cluster.yaml:\n got %v\nwant %v", cluster, want)
+	}
+	var node corev1.Node
+	readYAML(t, filepath.Join(dir, "node-template.yaml"), &node)
+	if node.Kind != "Node" || node.Labels["pool"] != "gpu" || node.Labels["zone"] != "b" || node.Status.Capacity.Name("nvidia.com/gpu", "").String() != "8" {
+		t.Errorf("node template: %+v", node)
+	}
+	if template.Labels["zone"] != "" {
+		t.Errorf("Label changed the caller's template")
+	}
+}
+
+func readYAML(t *testing.T, path string, into any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, into); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 }
 

@@ -117,7 +117,7 @@ func sharedCluster() (*Cluster, error) {
 	if shared.dir, shared.err = os.MkdirTemp("", "kubesimtest-"); shared.err != nil {
 		return nil, shared.err
 	}
-	c, err := start(shared.dir, "shared", shared.opts)
+	c, err := start(shared.dir, "shared", startTimeout, shared.opts)
 	if c != nil {
 		shared.created = c
 		live.Store(c, struct{}{})
