@@ -66,8 +66,9 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 	timeout := startTimeout
 	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
 		if deadline, set := d.Deadline(); set {
-			// Leave the test time to clean up rather than be killed by go test.
-			timeout = min(timeout, time.Until(deadline)*9/10)
+			// Leave the test time to clean up rather than be killed by go
+			// test; a deadline already near still gets a try.
+			timeout = max(10*time.Second, min(timeout, time.Until(deadline)*9/10))
 		}
 	}
 	c, err := start(dir, t.Name(), timeout, opts)
@@ -124,8 +125,8 @@ func start(dir, testName string, timeout time.Duration, opts []Option) (*Cluster
 	c := &Cluster{bin: bin, name: name, home: filepath.Join(dir, "home"), kubeconfig: filepath.Join(dir, "kubeconfig")}
 	began := time.Now()
 	// --retain keeps a cluster that failed to start, so its logs can be
-	// printed; the caller's cleanup deletes it.
-	// kubesim's own --wait ends first, so it can say what it waited for.
+	// printed; the caller's cleanup deletes it. kubesim's own --wait ends
+	// before the process is killed, so it can say what it waited for.
 	if _, err := c.run(timeout+30*time.Second, "create", "cluster", "--config", config, "--retain", "--wait", timeout.String()); err != nil {
 		return c, err
 	}

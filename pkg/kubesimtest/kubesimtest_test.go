@@ -492,22 +492,30 @@ func TestHelperClusters(t *testing.T) {
 	own := Start(t, Nodes(1))
 	shared, _ := Shared(t)
 	fmt.Printf("HOMES %s %s\n", own.home, shared.home)
-	if os.Getenv(helperEnv) == "interrupt" {
-		_, _ = io.ReadAll(os.Stdin) // until interrupted
+	if os.Getenv(helperEnv) != "end" {
+		_, _ = io.ReadAll(os.Stdin) // until interrupted or timed out
 	}
 }
 
 // TestMainDeletesClusters runs the test binary again: once to the end,
-// where Main deletes the shared cluster, and once interrupted with
-// Ctrl-C's SIGINT, where Main deletes every cluster.
+// where Main deletes the shared cluster; once interrupted with Ctrl-C's
+// SIGINT, and once until go test's -timeout ends it, where Main deletes
+// every cluster.
 func TestMainDeletesClusters(t *testing.T) {
-	for _, mode := range []string{"end", "interrupt"} {
+	for _, mode := range []string{"end", "interrupt", "timeout"} {
 		t.Run(mode, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperClusters$", "-test.v")
+			t.Parallel()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperClusters$", "-test.v", "-test.timeout=40s")
 			cmd.Env = append(os.Environ(), helperEnv+"="+mode)
 			stdin, _ := cmd.StdinPipe()
 			stdout, _ := cmd.StdoutPipe()
-			cmd.Stderr = os.Stderr
+			var stderr bytes.Buffer // the timeout's panic is expected: shown only on failure
+			cmd.Stderr = &stderr
+			defer func() {
+				if t.Failed() {
+					t.Logf("the helper's stderr:\n%s", stderr.String())
+				}
+			}()
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -546,8 +554,8 @@ func TestMainDeletesClusters(t *testing.T) {
 					t.Errorf("%s: %s left behind (%v)", mode, filepath.Dir(home), err)
 				}
 			}
-			if mode == "end" && err != nil {
-				t.Errorf("the helper failed: %v", err)
+			if (mode == "end") != (err == nil) {
+				t.Errorf("%s: the helper ended with %v", mode, err)
 			}
 		})
 	}

@@ -150,6 +150,7 @@ func StageSet(name string) Option {
 
 // Stages applies Stage manifests (kwok.x-k8s.io/v1alpha1 YAML, several
 // documents each if you like) once the cluster is up, before Start returns.
+// The simulator learns of them from its watch, a moment later.
 func Stages(manifests ...string) Option {
 	return func(s *settings) error {
 		s.stages = append(s.stages, manifests...)

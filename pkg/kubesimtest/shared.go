@@ -3,7 +3,9 @@ package kubesimtest
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -44,9 +46,10 @@ var live sync.Map // *Cluster → struct{}
 //	func TestMain(m *testing.M) { kubesimtest.Main(m, kubesimtest.Nodes(3)) }
 //
 // An interrupt (Ctrl-C, SIGTERM) while the tests run deletes every cluster
-// of the test binary before it exits. A test binary killed outright (or
-// by go test's -timeout) leaves its clusters running: `kubesim delete
-// cluster --all` with KUBESIM_HOME set to its directory removes them.
+// of the test binary before it exits, and so does go test's -timeout just
+// before it ends the binary. A binary killed outright (SIGKILL) leaves its
+// clusters running: `kubesim delete cluster --all` with KUBESIM_HOME set
+// to their directory ($TMPDIR/kubesimtest-*/home) removes them.
 func Main(m *testing.M, opts ...Option) {
 	shared.mu.Lock()
 	shared.inMain, shared.opts = true, opts
@@ -61,7 +64,21 @@ func Main(m *testing.M, opts ...Option) {
 		os.Exit(1)
 	}()
 
+	// go test -timeout panics the binary, which runs no cleanups: delete
+	// the clusters a little before.
+	flag.Parse()
+	timer := time.AfterFunc(time.Duration(math.MaxInt64), func() {
+		fmt.Fprintln(os.Stderr, "kubesimtest: the tests are about to time out: deleting the test binary's clusters")
+		deleteAll()
+	})
+	if f := flag.Lookup("test.timeout"); f != nil {
+		if timeout, _ := f.Value.(flag.Getter).Get().(time.Duration); timeout > 20*time.Second {
+			timer.Reset(timeout - min(10*time.Second, timeout/10))
+		}
+	}
+
 	code := m.Run()
+	timer.Stop()
 	signal.Stop(signals)
 	if err := deleteShared(); err != nil {
 		fmt.Fprintf(os.Stderr, "kubesimtest: %v\n", err)
