@@ -45,8 +45,8 @@ func writeConfig(dir, name string, s *settings) (string, error) {
 		APIVersion: "kubesim.io/v1alpha1", Kind: "Cluster", Name: name,
 		Nodes: s.nodes, Stages: s.stageSet, DisableDPDBController: s.noDPDB, ExtraArgs: s.extraArgs,
 	}
-	if s.node != nil {
-		node := s.node.DeepCopy()
+	if s.group.template != nil {
+		node := s.group.template.DeepCopy()
 		node.APIVersion, node.Kind = "v1", "Node"
 		node.Name = "" // kubesim names each node
 		path := filepath.Join(dir, "node-template.yaml")

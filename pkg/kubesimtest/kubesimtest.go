@@ -21,6 +21,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -33,6 +34,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -136,6 +138,9 @@ func start(dir, testName string, timeout time.Duration, opts []Option) (*Cluster
 	// client-go's default of 5 requests/s would make tests wait on the
 	// client rather than on the cluster.
 	c.config.QPS, c.config.Burst = 200, 400
+	if err := c.spread(s.nodes, s.group.spread); err != nil {
+		return c, err
+	}
 	for i, manifest := range s.stages {
 		path := filepath.Join(dir, fmt.Sprintf("stages-%d.yaml", i))
 		if err := os.WriteFile(path, []byte(manifest), 0o600); err != nil {
@@ -147,6 +152,34 @@ func start(dir, testName string, timeout time.Duration, opts []Option) (*Cluster
 	}
 	c.startup = time.Since(began)
 	return c, nil
+}
+
+// spread gives node i of n each Spread label's value i (going round).
+func (c *Cluster) spread(n int, labels []spreadLabel) error {
+	if len(labels) == 0 {
+		return nil
+	}
+	cs, err := kubernetes.NewForConfig(c.config)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := range n {
+		values := map[string]string{}
+		for _, l := range labels {
+			values[l.key] = l.values[i%len(l.values)]
+		}
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": values}})
+		if err != nil {
+			return err
+		}
+		name := fmt.Sprintf("node-%06d", i) // as kubesim names its nodes
+		if _, err := cs.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("kubesimtest.Spread: labelling node %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // Binary is the kubesim binary the package runs: $KUBESIM_BINARY, else

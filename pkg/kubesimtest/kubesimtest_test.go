@@ -57,6 +57,7 @@ func TestStartWithNodes(t *testing.T) {
 
 	c := Start(t, Nodes(3,
 		Label("topology.kubernetes.io/zone", "a"),
+		Spread("rack", "r1", "r2"),
 		Taint("dedicated", "test", corev1.TaintEffectNoSchedule),
 		Capacity(corev1.ResourceCPU, "4")))
 	cs := kubernetes.NewForConfigOrDie(c.Config())
@@ -69,7 +70,11 @@ func TestStartWithNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	racks := map[string]string{"node-000000": "r1", "node-000001": "r2", "node-000002": "r1"}
 	for _, n := range nodes.Items {
+		if n.Labels["rack"] != racks[n.Name] {
+			t.Errorf("node %s: rack %q, want Spread's %q", n.Name, n.Labels["rack"], racks[n.Name])
+		}
 		if n.Labels["topology.kubernetes.io/zone"] != "a" {
 			t.Errorf("node %s: labels %v, want topology.kubernetes.io/zone=a", n.Name, n.Labels)
 		}
@@ -313,6 +318,7 @@ func TestClearErrors(t *testing.T) {
 		{"negative nodes", "", "", []Option{Nodes(-1)}, "kubesimtest.Nodes: -1 nodes"},
 		{"nodes twice", "", "", []Option{Nodes(1), Nodes(2)}, "kubesimtest.Nodes: given twice"},
 		{"bad taint", "", "", []Option{Nodes(1, Taint("k", "v", "Sometimes"))}, "kubesimtest.Taint"},
+		{"spread without values", "", "", []Option{Nodes(1, Spread("zone"))}, "kubesimtest.Spread"},
 		{"bad capacity", "", "", []Option{Nodes(1, Capacity(corev1.ResourceCPU, "lots"))}, "kubesimtest.Capacity"},
 		{"fractional eviction", "", "", []Option{NodeFailure(5*time.Second, 1500*time.Millisecond)}, "whole seconds"},
 		{"unknown stage set", "", "", []Option{StageSet("slow")}, "kubesimtest.StageSet"},

@@ -15,12 +15,32 @@ import (
 type Option func(*settings) error
 
 // A NodeOption shapes the nodes of Nodes.
-type NodeOption func(*corev1.Node) error
+type NodeOption func(*nodeGroup) error
+
+// nodeGroup is what the NodeOptions ask for: one template for all nodes,
+// and labels whose values go round the nodes.
+type nodeGroup struct {
+	template *corev1.Node // nil for kubesim's default node
+	spread   []spreadLabel
+}
+
+type spreadLabel struct {
+	key    string
+	values []string
+}
+
+// node is the template the options change, kubesim's default until set.
+func (g *nodeGroup) node() *corev1.Node {
+	if g.template == nil {
+		g.template = defaultNode()
+	}
+	return g.template
+}
 
 // settings is what the options ask for; it becomes kubesim's Cluster file.
 type settings struct {
 	nodes     int
-	node      *corev1.Node // the template, nil for kubesim's default node
+	group     nodeGroup
 	nodesSet  bool
 	stageSet  string
 	stages    []string // YAML applied after start
@@ -50,10 +70,7 @@ func Nodes(n int, opts ...NodeOption) Option {
 		}
 		s.nodesSet, s.nodes = true, n
 		for _, opt := range opts {
-			if s.node == nil {
-				s.node = defaultNode()
-			}
-			if err := opt(s.node); err != nil {
+			if err := opt(&s.group); err != nil {
 				return err
 			}
 		}
@@ -82,18 +99,19 @@ func defaultNode() *corev1.Node {
 // kubesim's default node; give it first, as it replaces what options
 // before it set.
 func Template(node *corev1.Node) NodeOption {
-	return func(n *corev1.Node) error {
+	return func(g *nodeGroup) error {
 		if node == nil {
 			return fmt.Errorf("kubesimtest.Template: nil node; pass a *corev1.Node or leave Template out")
 		}
-		*n = *node.DeepCopy()
+		g.template = node.DeepCopy()
 		return nil
 	}
 }
 
 // Label puts a label on every node.
 func Label(key, value string) NodeOption {
-	return func(n *corev1.Node) error {
+	return func(g *nodeGroup) error {
+		n := g.node()
 		if key == "" {
 			return fmt.Errorf("kubesimtest.Label: empty key; want a label key such as topology.kubernetes.io/zone")
 		}
@@ -105,9 +123,23 @@ func Label(key, value string) NodeOption {
 	}
 }
 
+// Spread labels the nodes in turn with the values: Spread(zone, "a", "b",
+// "c") puts node-000000 in a, node-000001 in b, node-000002 in c,
+// node-000003 in a again — what topology-spread tests need.
+func Spread(key string, values ...string) NodeOption {
+	return func(g *nodeGroup) error {
+		if key == "" || len(values) == 0 {
+			return fmt.Errorf("kubesimtest.Spread(%q): want a label key and at least one value, such as Spread(\"topology.kubernetes.io/zone\", \"a\", \"b\")", key)
+		}
+		g.spread = append(g.spread, spreadLabel{key, values})
+		return nil
+	}
+}
+
 // Taint taints every node.
 func Taint(key, value string, effect corev1.TaintEffect) NodeOption {
-	return func(n *corev1.Node) error {
+	return func(g *nodeGroup) error {
+		n := g.node()
 		effects := []corev1.TaintEffect{corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute}
 		if key == "" || !slices.Contains(effects, effect) {
 			return fmt.Errorf("kubesimtest.Taint(%q, %q, %q): want a key and an effect of NoSchedule, PreferNoSchedule or NoExecute", key, value, effect)
@@ -120,7 +152,8 @@ func Taint(key, value string, effect corev1.TaintEffect) NodeOption {
 // Capacity sets a resource of every node, both capacity and allocatable:
 // Capacity("cpu", "4"), Capacity("memory", "16Gi"), Capacity("pods", "20").
 func Capacity(name corev1.ResourceName, quantity string) NodeOption {
-	return func(n *corev1.Node) error {
+	return func(g *nodeGroup) error {
+		n := g.node()
 		q, err := resource.ParseQuantity(quantity)
 		if err != nil {
 			return fmt.Errorf("kubesimtest.Capacity(%q, %q): not a quantity; want one such as 4, 500m or 16Gi", name, quantity)
