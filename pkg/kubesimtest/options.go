@@ -58,8 +58,8 @@ type descheduler struct {
 }
 
 // Nodes gives the cluster n simulated nodes, node-000000 … node-<n-1>,
-// Ready before Start returns. A cluster has one group of nodes, all alike:
-// give Nodes once.
+// Ready before Start returns. A cluster has one group of nodes, stamped
+// from one template (Spread varies labels among them): give Nodes once.
 func Nodes(n int, opts ...NodeOption) Option {
 	return func(s *settings) error {
 		if s.nodesSet {
