@@ -12,7 +12,14 @@ BIN := $(CURDIR)/bin/kubesim
 
 CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
 
-.PHONY: build install cluster test lint unit e2e bench clean generate
+.PHONY: build install cluster test lint unit e2e kubesimtest bench clean generate
+
+# Modules of their own, which ./... does not reach: the public test helper
+# (its own go.mod keeps k8s.io/kubernetes out of its users' builds) and the
+# example controller module that tests with it.
+NESTED := pkg/kubesimtest examples/controller-test
+NESTED_TEST = @for m in $(NESTED); do echo "go test ($$m)"; \
+	KUBESIM_BINARY=$(BIN) go -C $$m test -count=1 -timeout 20m ./... || exit 1; done
 
 ## build: bin/kubesim
 build:
@@ -29,16 +36,22 @@ cluster: build
 ## test: lint, unit tests, and end-to-end tests against real control planes
 test: build lint
 	KUBESIM_BINARY=$(BIN) go test -count=1 -timeout 40m ./...
+	$(NESTED_TEST)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
+	@for m in $(NESTED); do echo "go vet ($$m)"; go -C $$m vet ./... || exit 1; done
 
 unit:
 	go test -count=1 $$(go list ./... | grep -v /test/e2e)
 
 e2e: build
 	KUBESIM_BINARY=$(BIN) go test -count=1 -timeout 40m -v ./test/e2e/
+
+## kubesimtest: the tests of pkg/kubesimtest and of the examples that use it
+kubesimtest: build
+	$(NESTED_TEST)
 
 ## generate: DeepCopy functions and the CRDs (deploy/crds: Stage, DistributedPodDisruptionBudget)
 ## from apis/; deploy/dpdb gets a copy of its CRD (kustomize reads no file outside its directory)

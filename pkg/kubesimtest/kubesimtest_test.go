@@ -1,0 +1,568 @@
+package kubesimtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
+)
+
+// failPods is a Stage: pods labelled kubesimtest=fail fail at once.
+const failPods = `
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: kubesimtest-fail}
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchLabels: {kubesimtest: fail}
+    matchExpressions:
+    - {key: .metadata.deletionTimestamp, operator: DoesNotExist}
+    - {key: .status.phase, operator: NotIn, values: [Failed]}
+  weight: 10
+  next:
+    statusTemplate: |
+      phase: Failed
+      reason: FailedByStage
+`
+
+func TestMain(m *testing.M) {
+	Main(m, Nodes(2), Stages(failPods))
+}
+
+func TestStartWithNodes(t *testing.T) {
+	// Nothing may land in the user's home: no kubeconfig, no ~/.kubesim.
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+
+	c := Start(t, Nodes(3,
+		Label("topology.kubernetes.io/zone", "a"),
+		Spread("rack", "r1", "r2"),
+		Taint("dedicated", "test", corev1.TaintEffectNoSchedule),
+		Capacity(corev1.ResourceCPU, "4")))
+	cs := kubernetes.NewForConfigOrDie(c.Config())
+	ctx := context.Background()
+
+	if got := c.Nodes(); strings.Join(got, " ") != "node-000000 node-000001 node-000002" {
+		t.Fatalf("Nodes() = %v, want node-000000 … node-000002", got)
+	}
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	racks := map[string]string{"node-000000": "r1", "node-000001": "r2", "node-000002": "r1"}
+	for _, n := range nodes.Items {
+		if n.Labels["rack"] != racks[n.Name] {
+			t.Errorf("node %s: rack %q, want Spread's %q", n.Name, n.Labels["rack"], racks[n.Name])
+		}
+		if n.Labels["topology.kubernetes.io/zone"] != "a" {
+			t.Errorf("node %s: labels %v, want topology.kubernetes.io/zone=a", n.Name, n.Labels)
+		}
+		if !hasTaint(n, "dedicated", corev1.TaintEffectNoSchedule) {
+			t.Errorf("node %s: taints %v, want dedicated=test:NoSchedule", n.Name, n.Spec.Taints)
+		}
+		if cpu := n.Status.Allocatable.Cpu().String(); cpu != "4" {
+			t.Errorf("node %s: allocatable cpu %s, want 4", n.Name, cpu)
+		}
+		if !ready(n) {
+			t.Errorf("node %s is not Ready when Start returned", n.Name)
+		}
+	}
+
+	// The kubeconfig file reaches the same cluster.
+	fromFile, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kubernetes.NewForConfigOrDie(fromFile).CoreV1().Nodes().Get(ctx, "node-000002", metav1.GetOptions{}); err != nil {
+		t.Errorf("client from Kubeconfig(): %v", err)
+	}
+	if entries, _ := os.ReadDir(home); len(entries) > 0 {
+		t.Errorf("Start wrote into the user's home: %v", entries)
+	}
+
+	// StopNode and StartNode reach the node's simulated kubelet.
+	c.StopNode("node-000001")
+	waitNode(t, cs, "node-000001", func(n *corev1.Node) bool { return n.Labels["kubesim.io/node-stopped"] == "true" })
+	c.StartNode("node-000001")
+	waitNode(t, cs, "node-000001", func(n *corev1.Node) bool { return n.Labels["kubesim.io/node-stopped"] == "" })
+
+	if log := c.Logs("kube-apiserver"); !strings.Contains(log, "Serving securely") {
+		t.Errorf("Logs(kube-apiserver) does not look like the API server's log: %.300s", log)
+	}
+	t.Logf("Start took %s (create → ready, as the package saw it)", c.StartupTime())
+}
+
+// TestComponentOptions checks that the component options reach kubesim:
+// the supervisor's log has each component's command line as it starts it.
+func TestComponentOptions(t *testing.T) {
+	c := Start(t, Nodes(1), StageSet("realistic"), Descheduler(10*time.Second, "TopologyAndDuplicates"),
+		WithoutDPDBController(), ExtraArgs("kube-scheduler", "--v=3"))
+	var log string
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		log = c.Logs("supervisor")
+		return strings.Contains(log, "started descheduler") && strings.Contains(log, "started kube-scheduler"), nil
+	})
+	if err != nil {
+		t.Fatalf("the supervisor started no descheduler or kube-scheduler:\n%s", log)
+	}
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "started kube-scheduler") && !strings.Contains(line, " --v=3") {
+			t.Errorf("kube-scheduler started without ExtraArgs' --v=3: %s", line)
+		}
+		if strings.Contains(line, "started descheduler") && !strings.Contains(line, "--interval=10s") {
+			t.Errorf("descheduler started without Descheduler's interval: %s", line)
+		}
+	}
+	if strings.Contains(log, "started dpdb-controller") {
+		t.Errorf("WithoutDPDBController: the dpdb-controller was started")
+	}
+
+	// The realistic stage set takes a second or more to make a pod Running;
+	// the fast one does it at once.
+	cs := kubernetes.NewForConfigOrDie(c.Config())
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "slow", Namespace: "default"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}
+	began := time.Now()
+	if _, err := cs.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := cs.CoreV1().Pods("default").Get(ctx, "slow", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning, nil
+	})
+	if err != nil {
+		t.Fatalf("pod never Running: %v", err)
+	}
+	if took := time.Since(began); took < time.Second {
+		t.Errorf("pod Running after %s; StageSet(realistic) takes 1s or more", took)
+	}
+}
+
+func TestSharedInParallel(t *testing.T) {
+	var mu sync.Mutex
+	namespaces := map[string]string{} // test → namespace
+	clusters := map[string]bool{}
+	t.Run("group", func(t *testing.T) {
+		for i := range 3 {
+			t.Run(strconv.Itoa(i), func(t *testing.T) {
+				t.Parallel()
+				c, ns := Shared(t)
+				cs := kubernetes.NewForConfigOrDie(c.Config())
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "same-name"}}
+				if _, err := cs.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+					t.Fatalf("namespace %s: %v", ns, err)
+				}
+				mu.Lock()
+				namespaces[t.Name()], clusters[c.Name()] = ns, true
+				mu.Unlock()
+			})
+		}
+	})
+	if len(clusters) != 1 {
+		t.Errorf("parallel tests saw clusters %v, want one shared cluster", clusters)
+	}
+	seen := map[string]bool{}
+	for test, ns := range namespaces {
+		if seen[ns] {
+			t.Errorf("namespace %s handed to two tests", ns)
+		}
+		seen[ns] = true
+		if !strings.HasPrefix(ns, "testsharedinparallel-group-") {
+			t.Errorf("test %s got namespace %s, want one named after it", test, ns)
+		}
+	}
+
+	// Each namespace is deleted when its test ends.
+	c, _ := Shared(t)
+	cs := kubernetes.NewForConfigOrDie(c.Config())
+	for ns := range seen {
+		n, err := cs.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
+		if err == nil && n.DeletionTimestamp == nil {
+			t.Errorf("namespace %s outlived its test", ns)
+		} else if err != nil && !apierrors.IsNotFound(err) {
+			t.Error(err)
+		}
+	}
+}
+
+// TestSharedStages checks Main's options: the shared cluster has the
+// nodes and the Stage it was given.
+func TestSharedStages(t *testing.T) {
+	t.Parallel()
+	c, ns := Shared(t)
+	if got := len(c.Nodes()); got != 2 {
+		t.Errorf("shared cluster has %d nodes, want the 2 Main asked for", got)
+	}
+	cs := kubernetes.NewForConfigOrDie(c.Config())
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "doomed", Labels: map[string]string{"kubesimtest": "fail"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, "doomed", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodFailed, err
+	})
+	if err != nil {
+		t.Fatalf("pod never Failed by the Stage given to Main: %v", err)
+	}
+}
+
+// fakeT is a test that Start can fail and clean up on, observed from
+// the real test: what it logs, whether it failed.
+type fakeT struct {
+	testing.TB // the real test, for what fakeT does not override
+	mu         sync.Mutex
+	failed     bool
+	out        strings.Builder
+	cleanups   []func()
+}
+
+func (f *fakeT) Helper()           {}
+func (f *fakeT) Name() string      { return "TestFake/failing" }
+func (f *fakeT) Cleanup(fn func()) { f.cleanups = append(f.cleanups, fn) }
+func (f *fakeT) Failed() bool      { f.mu.Lock(); defer f.mu.Unlock(); return f.failed }
+func (f *fakeT) Logf(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.out.WriteString(strings.TrimSpace(fmt.Sprintf(format, args...)) + "\n")
+}
+func (f *fakeT) Errorf(format string, args ...any) {
+	f.Logf(format, args...)
+	f.mu.Lock()
+	f.failed = true
+	f.mu.Unlock()
+}
+func (f *fakeT) Fatalf(format string, args ...any) {
+	f.Errorf(format, args...)
+	runtime.Goexit() // ends the goroutine of within
+}
+
+// within runs fn as f's test body, then f's cleanups, as testing would.
+func (f *fakeT) within(fn func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	<-done
+	for i := len(f.cleanups) - 1; i >= 0; i-- {
+		f.cleanups[i]()
+	}
+}
+
+func TestFailedTestPrintsLogsAndCleanupLeavesNoProcess(t *testing.T) {
+	f := &fakeT{TB: t}
+	var home string
+	f.within(func() {
+		c := Start(f, Nodes(1))
+		home = c.home
+		if len(processes(home)) == 0 {
+			t.Errorf("no processes found for the running cluster in %s", home)
+		}
+		f.Errorf("the test under test failed")
+	})
+	out := f.out.String()
+	// Not etcd: its log file appears at its first write, which may come later.
+	for _, component := range []string{"kube-apiserver", "kube-scheduler", "kube-controller-manager", "supervisor"} {
+		if !strings.Contains(out, "lines of "+component+":") {
+			t.Errorf("a failed test's output has no tail of %s's log:\n%s", component, out)
+		}
+	}
+	if home == "" {
+		t.Fatalf("Start failed: %s", out)
+	}
+	if pids := processes(home); len(pids) > 0 {
+		t.Errorf("processes left after cleanup: %v", pids)
+	}
+	if _, err := os.Stat(home); !os.IsNotExist(err) {
+		t.Errorf("cluster directory %s left after cleanup (%v)", home, err)
+	}
+}
+
+func TestClearErrors(t *testing.T) {
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		name, binary, path string
+		opts               []Option
+		want               string
+	}{
+		{"no binary anywhere", "", empty, nil, "no kubesim binary: set KUBESIM_BINARY"},
+		{"KUBESIM_BINARY not a file", filepath.Join(empty, "kubesim"), "", nil, "is not an executable file; build one with `make build`"},
+		{"negative nodes", "", "", []Option{Nodes(-1)}, "kubesimtest.Nodes: -1 nodes"},
+		{"nodes twice", "", "", []Option{Nodes(1), Nodes(2)}, "kubesimtest.Nodes: given twice"},
+		{"bad taint", "", "", []Option{Nodes(1, Taint("k", "v", "Sometimes"))}, "kubesimtest.Taint"},
+		{"spread without values", "", "", []Option{Nodes(1, Spread("zone"))}, "kubesimtest.Spread"},
+		{"bad capacity", "", "", []Option{Nodes(1, Capacity(corev1.ResourceCPU, "lots"))}, "kubesimtest.Capacity"},
+		{"fractional eviction", "", "", []Option{NodeFailure(5*time.Second, 1500*time.Millisecond)}, "whole seconds"},
+		{"unknown stage set", "", "", []Option{StageSet("slow")}, "kubesimtest.StageSet"},
+		{"kubesim refuses a flag", "", "", []Option{ExtraArgs("kube-scheduler", "--no-such-flag")}, "no-such-flag"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.binary != "" || tc.path != "" {
+				t.Setenv("KUBESIM_BINARY", tc.binary)
+				if tc.path != "" {
+					t.Setenv("PATH", tc.path)
+				}
+			}
+			f := &fakeT{TB: t}
+			f.within(func() {
+				Start(f, tc.opts...)
+				t.Errorf("Start returned; want it to fail with %q", tc.want)
+			})
+			msg := strings.TrimSpace(f.out.String())
+			if !f.failed || !strings.Contains(msg, tc.want) {
+				t.Errorf("Start failed with %q; want an error containing %q", msg, tc.want)
+			}
+			if strings.Contains(msg, "\n") || strings.Contains(msg, "panic") {
+				t.Errorf("want one line, got:\n%s", msg)
+			}
+		})
+	}
+}
+
+// TestConfigFile checks the Cluster file and node template the options
+// write, field by field as kubesim reads them.
+func TestConfigFile(t *testing.T) {
+	template := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"pool": "gpu"}}}
+	s := &settings{}
+	for _, opt := range []Option{
+		Nodes(2, Template(template), Label("zone", "b"), Capacity("nvidia.com/gpu", "8")),
+		NodeFailure(6*time.Second, 2*time.Second),
+	} {
+		if err := opt(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	path, err := writeConfig(dir, "kt-x", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cluster map[string]any
+	readYAML(t, path, &cluster)
+	want := map[string]any{
+		"apiVersion": "kubesim.io/v1alpha1", "kind": "Cluster", "name": "kt-x", "nodes": float64(2),
+		"nodeTemplate":  filepath.Join(dir, "node-template.yaml"),
+		"nodeLifecycle": map[string]any{"nodeMonitorPeriod": "1s", "nodeMonitorGracePeriod": "6s", "podEvictionToleration": "2s"},
+	}
+	if !reflect.DeepEqual(cluster, want) {
+		t.Errorf("cluster.yaml:\n got %v\nwant %v", cluster, want)
+	}
+	var node corev1.Node
+	readYAML(t, filepath.Join(dir, "node-template.yaml"), &node)
+	if node.Kind != "Node" || node.Labels["pool"] != "gpu" || node.Labels["zone"] != "b" || node.Status.Capacity.Name("nvidia.com/gpu", "").String() != "8" {
+		t.Errorf("node template: %+v", node)
+	}
+	if template.Labels["zone"] != "" {
+		t.Errorf("Label changed the caller's template")
+	}
+}
+
+func readYAML(t *testing.T, path string, into any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, into); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+func TestClusterNames(t *testing.T) {
+	seen := map[string]bool{}
+	for _, test := range []string{"", "TestX", "Test/With Spaces/and_UNDERSCORES", strings.Repeat("TestVeryLong", 20), "---"} {
+		name := clusterName(test)
+		if errs := validation.IsDNS1123Label(name); len(errs) > 0 || len(name) > 30 {
+			t.Errorf("clusterName(%q) = %q: %v (want a short DNS label)", test, name, errs)
+		}
+		if seen[name] {
+			t.Errorf("clusterName(%q) = %q twice", test, name)
+		}
+		seen[name] = true
+	}
+}
+
+// TestOnlyClientGo keeps the package importable without kubesim's module:
+// no k8s.io/kubernetes among its dependencies, no replace directives.
+func TestOnlyClientGo(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	var clientGo bool
+	for _, d := range deps {
+		if d == "k8s.io/kubernetes" || strings.HasPrefix(d, "k8s.io/kubernetes/") || strings.HasPrefix(d, "github.com/kubesim/kubesim/internal") {
+			t.Errorf("kubesimtest depends on %s", d)
+		}
+		clientGo = clientGo || d == "k8s.io/client-go/rest"
+	}
+	if !clientGo {
+		t.Errorf("go list -deps does not list k8s.io/client-go/rest; is it listing this package? %.500s", out)
+	}
+	mod, err := os.ReadFile("go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(mod, []byte("replace")) {
+		t.Errorf("go.mod has a replace directive; users would have to copy it")
+	}
+}
+
+// processes lists the pids whose command line names dir, as every
+// process of a cluster names its home.
+func processes(dir string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		status, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		if bytes.Contains(cmdline, []byte(dir)) && !bytes.Contains(status, []byte("State:\tZ")) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func hasTaint(n corev1.Node, key string, effect corev1.TaintEffect) bool {
+	for _, taint := range n.Spec.Taints {
+		if taint.Key == key && taint.Effect == effect {
+			return true
+		}
+	}
+	return false
+}
+
+func ready(n corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func waitNode(t *testing.T, cs kubernetes.Interface, name string, ok func(*corev1.Node) bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		return err == nil && ok(n), nil
+	})
+	if err != nil {
+		t.Fatalf("node %s: condition not met in 30s", name)
+	}
+}
+
+// helperEnv makes the test binary, run again by a test below, start
+// clusters and wait to be interrupted ("interrupt") or end ("end").
+const helperEnv = "KUBESIMTEST_HELPER"
+
+// TestHelperClusters is the helper's body: it starts a cluster of its own
+// and the shared one, prints their homes, and waits for stdin to close.
+func TestHelperClusters(t *testing.T) {
+	if os.Getenv(helperEnv) == "" {
+		t.Skip("run by TestMainDeletesClusters")
+	}
+	own := Start(t, Nodes(1))
+	shared, _ := Shared(t)
+	fmt.Printf("HOMES %s %s\n", own.home, shared.home)
+	if os.Getenv(helperEnv) != "end" {
+		_, _ = io.ReadAll(os.Stdin) // until interrupted or timed out
+	}
+}
+
+// TestMainDeletesClusters runs the test binary again: once to the end,
+// where Main deletes the shared cluster; once interrupted with Ctrl-C's
+// SIGINT, and once until go test's -timeout ends it, where Main deletes
+// every cluster.
+func TestMainDeletesClusters(t *testing.T) {
+	for _, mode := range []string{"end", "interrupt", "timeout"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperClusters$", "-test.v", "-test.timeout=40s")
+			cmd.Env = append(os.Environ(), helperEnv+"="+mode)
+			stdin, _ := cmd.StdinPipe()
+			stdout, _ := cmd.StdoutPipe()
+			var stderr bytes.Buffer // the timeout's panic is expected: shown only on failure
+			cmd.Stderr = &stderr
+			defer func() {
+				if t.Failed() {
+					t.Logf("the helper's stderr:\n%s", stderr.String())
+				}
+			}()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer stdin.Close()
+			homes := make(chan []string, 1)
+			go func() {
+				scanner := bufio.NewScanner(stdout)
+				for scanner.Scan() {
+					if rest, ok := strings.CutPrefix(scanner.Text(), "HOMES "); ok {
+						homes <- strings.Fields(rest)
+					}
+				}
+				close(homes)
+			}()
+			var dirs []string
+			select {
+			case dirs = <-homes:
+			case <-time.After(3 * time.Minute):
+			}
+			if len(dirs) != 2 {
+				cmd.Process.Kill()
+				t.Fatalf("the helper printed no homes")
+			}
+			if mode == "interrupt" {
+				cmd.Process.Signal(os.Interrupt)
+			}
+			err := cmd.Wait()
+			for _, home := range dirs {
+				if pids := processes(home); len(pids) > 0 {
+					t.Errorf("%s: processes of %s left: %v", mode, home, pids)
+					cleanUp := exec.Command(os.Getenv("KUBESIM_BINARY"), "delete", "cluster", "--all")
+					cleanUp.Env = append(os.Environ(), "KUBESIM_HOME="+home, "KUBECONFIG="+filepath.Join(t.TempDir(), "kubeconfig"))
+					_ = cleanUp.Run()
+				}
+				if _, err := os.Stat(filepath.Dir(home)); !os.IsNotExist(err) {
+					t.Errorf("%s: %s left behind (%v)", mode, filepath.Dir(home), err)
+				}
+			}
+			if (mode == "end") != (err == nil) {
+				t.Errorf("%s: the helper ended with %v", mode, err)
+			}
+		})
+	}
+}
