@@ -10,8 +10,13 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/cluster"
+	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/controlplane"
 )
 
 // LifecycleSteps are the steps Lifecycle times, in order.
@@ -31,40 +36,85 @@ func Lifecycle(ctx context.Context, home string, runs int, w io.Writer) error {
 		fmt.Fprintf(w, "%10s", strings.ToUpper(step))
 	}
 	fmt.Fprintln(w)
-	var rows [][]time.Duration
+	var rows, phases [][]time.Duration
 	for run := 1; run <= runs; run++ {
-		took, err := lifecycleRun(ctx, p, fmt.Sprintf("bench-%d-%d", os.Getpid(), run))
+		took, phase, err := lifecycleRun(ctx, p, fmt.Sprintf("bench-%d-%d", os.Getpid(), run))
 		if err != nil {
 			return err
 		}
-		rows = append(rows, took)
+		rows, phases = append(rows, took), append(phases, phase)
 		printLifecycleRow(w, strconv.Itoa(run), took)
 	}
 	printLifecycleRow(w, "median", medians(rows))
+	fmt.Fprint(w, "\ncreate by phase (median):")
+	for i, d := range medians(phases) {
+		name := "default ServiceAccount after create"
+		if i < len(CreatePhases) {
+			name = CreatePhases[i].Name
+		}
+		fmt.Fprintf(w, "  %s %.2fs", name, d.Seconds())
+	}
+	fmt.Fprintln(w)
 	return nil
 }
 
 // lifecycleRun creates, stops, starts and deletes one cluster and returns
-// how long each step took.
-func lifecycleRun(ctx context.Context, p *cluster.Provider, name string) ([]time.Duration, error) {
+// how long each step took, and create's phases (CreatePhases, then how
+// long after create the default ServiceAccount took to appear).
+func lifecycleRun(ctx context.Context, p *cluster.Provider, name string) (took, phases []time.Duration, err error) {
+	var created time.Time
 	steps := []func() error{
 		func() error {
-			return p.Create(ctx, &v1alpha1.Cluster{Name: name}, cluster.CreateOptions{Wait: clusterWait})
+			if err := p.Create(ctx, &v1alpha1.Cluster{Name: name}, cluster.CreateOptions{Wait: clusterWait}); err != nil {
+				return err
+			}
+			created = time.Now()
+			return nil
+		},
+		func() error {
+			// Not timed as create: how much later the cluster is usable.
+			sa, err := defaultServiceAccountAfter(ctx, p, name, created)
+			phases = append(phases, sa)
+			return err
 		},
 		func() error { return p.Stop(ctx, name) },
 		func() error { return p.Start(ctx, name, clusterWait) },
 		func() error { return p.Delete(ctx, name) },
 	}
-	var took []time.Duration
+	stepNames := []string{"create", "default ServiceAccount", "stop", "start", "delete"}
 	for i, step := range steps {
 		start := time.Now()
 		if err := step(); err != nil {
 			_ = p.Delete(ctx, name)
-			return nil, fmt.Errorf("%s: %w", LifecycleSteps[i], err)
+			return nil, nil, fmt.Errorf("%s: %w", stepNames[i], err)
+		}
+		if i == 1 {
+			continue
 		}
 		took = append(took, time.Since(start))
+		if i == 0 {
+			log := clusterdir.For(p.Home, name).Log(controlplane.Supervisor)
+			if phases, err = createPhasesOf(log, start, created); err != nil {
+				return nil, nil, fmt.Errorf("create: %w", err)
+			}
+		}
 	}
-	return took, nil
+	return took, phases, nil
+}
+
+// defaultServiceAccountAfter waits for the default namespace's
+// ServiceAccount, which pods need, and returns how long after since it
+// appeared.
+func defaultServiceAccountAfter(ctx context.Context, p *cluster.Provider, name string, since time.Time) (time.Duration, error) {
+	client, err := p.Client(name)
+	if err != nil {
+		return 0, err
+	}
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, clusterWait, true, func(ctx context.Context) (bool, error) {
+		_, err := client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	return time.Since(since), err
 }
 
 func printLifecycleRow(w io.Writer, label string, took []time.Duration) {

@@ -111,13 +111,14 @@ func Supervise(ctx context.Context, opts SupervisorOptions) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			logger.Printf("%s is ready", comp.Name)
+			logger.Printf("%s %s", comp.Name, ReadyMark)
 		}
 		if comp.Setup != nil {
 			s.setup(ctx, comp)
 			if ctx.Err() != nil {
 				return nil
 			}
+			logger.Printf("%s %s", comp.Name, SetUpMark)
 		}
 		if comp.Serve != nil {
 			go comp.Serve(ctx, d, logger.Printf)
@@ -126,11 +127,21 @@ func Supervise(ctx context.Context, opts SupervisorOptions) error {
 	if err := markStarted(d); err != nil {
 		return err
 	}
+	logger.Printf("%s", StartedMark)
 	go s.watchAPIServer(ctx)
 	<-ctx.Done()
 	logger.Printf("stopping")
 	return nil
 }
+
+// What the supervisor's log says as a cluster starts, which `bench create`
+// reads to time each phase: "started NAME (pid …)", "NAME is ready",
+// "NAME set up" and, when every component runs, "cluster started".
+const (
+	ReadyMark   = "is ready"
+	SetUpMark   = "set up"
+	StartedMark = "cluster started"
+)
 
 func (s *supervisor) config() *v1alpha1.Cluster {
 	s.mu.Lock()

@@ -59,3 +59,17 @@ func TestBenchDPDB(t *testing.T) {
 		t.Errorf("bench dpdb left clusters behind:\n%s", out)
 	}
 }
+
+// TestBenchCreate: `bench create` times each step and splits create into
+// its phases by the supervisor's log.
+func TestBenchCreate(t *testing.T) {
+	e := newEnv(t)
+	r := e.must("bench", "create", "--runs", "1")
+	phases := regexp.MustCompile(`create by phase \(median\):  prepare [0-9.]+s  etcd [0-9.]+s  kube-apiserver [0-9.]+s  bootstrap [0-9.]+s  components [0-9.]+s  return [0-9.]+s  default ServiceAccount after create [0-9.]+s`)
+	if !strings.Contains(r.stdout, "median") || !phases.MatchString(r.stdout) {
+		t.Errorf("bench create: no median row or phases:\n%s", r.stdout)
+	}
+	if out := e.must("get", "clusters").stdout; strings.Contains(out, "bench-") {
+		t.Errorf("bench create left a cluster behind:\n%s", out)
+	}
+}
