@@ -110,7 +110,8 @@ func (p *Provider) DeleteAll(ctx context.Context) error {
 // the caller holds d's operation lock.
 func (p *Provider) remove(ctx context.Context, d clusterdir.Dir) error {
 	if controlplane.Running(d) {
-		if err := controlplane.Stop(ctx, d, p.logf); err != nil {
+		// Killed, not stopped: nothing of it is kept to need a clean stop.
+		if err := controlplane.Kill(ctx, d, p.logf); err != nil {
 			return err
 		}
 	}

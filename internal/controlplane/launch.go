@@ -111,6 +111,16 @@ func Ready(ctx context.Context, d clusterdir.Dir) error {
 // cluster's supervisor, treats a supervisor that exited but was never
 // reaped (a zombie) as stopped, and tells logf what it found worth saying.
 func Stop(ctx context.Context, d clusterdir.Dir, logf func(string, ...any)) error {
+	return stop(ctx, d, logf, false)
+}
+
+// Kill is Stop without the grace: SIGKILL to the whole process group at
+// once, for a cluster about to be deleted, whose state nobody will read.
+func Kill(ctx context.Context, d clusterdir.Dir, logf func(string, ...any)) error {
+	return stop(ctx, d, logf, true)
+}
+
+func stop(ctx context.Context, d clusterdir.Dir, logf func(string, ...any), kill bool) error {
 	rec, err := readPIDFile(d)
 	if err == nil && !rec.isSupervisorOf(d) {
 		err = fmt.Errorf("process %d is not its supervisor", rec.pid)
@@ -134,6 +144,9 @@ func Stop(ctx context.Context, d clusterdir.Dir, logf func(string, ...any)) erro
 	}
 	_ = syscall.Kill(rec.pid, syscall.SIGTERM)
 	deadline, killed := time.Now().Add(stopWait), false
+	if kill {
+		deadline = time.Now()
+	}
 	// The supervisor leads its own process group, which its components
 	// share; the group's id cannot be reused while any of them lives.
 	for alive := groupAlive(rec.pid); len(alive) > 0; alive = groupAlive(rec.pid) {

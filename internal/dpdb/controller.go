@@ -53,6 +53,9 @@ type Controller struct {
 	remotes *remotes
 	now     func() time.Time
 	start   func(stop <-chan struct{})
+	// caughtUp is closed once the caches have synced and remote clusters
+	// are known: the webhook, serving from the start, decides only then.
+	caughtUp chan struct{}
 }
 
 // Run runs the controller until ctx ends.
@@ -96,10 +99,11 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		return nil, err
 	}
 	c := &Controller{
-		opts:   opts,
-		client: client,
-		dyn:    dyn,
-		now:    time.Now,
+		opts:     opts,
+		client:   client,
+		dyn:      dyn,
+		now:      time.Now,
+		caughtUp: make(chan struct{}),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](100*time.Millisecond, 10*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "dpdb"}),
@@ -137,22 +141,33 @@ func (c *Controller) Run(ctx context.Context) error {
 	defer c.queue.ShutDown()
 	c.start(ctx.Done())
 	klog.InfoS("dpdb controller starting", "cluster", c.opts.ClusterName)
+	// The webhook listens at once, so a new cluster need not wait for the
+	// caches (a just-made CRD's first list takes the API server about a
+	// second); it refuses evictions until caughtUp rather than guess.
+	served := make(chan error, 1)
+	if c.opts.WebhookPort != 0 {
+		go func() { served <- c.serveWebhook(ctx) }()
+	}
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return ctx.Err()
 	}
 	defer c.remotes.stop()
+	c.remotes.refresh(ctx) // remote clusters known before the first decision
+	close(c.caughtUp)
 	go wait.UntilWithContext(ctx, c.remotes.refresh, 10*time.Second)
 	var wg sync.WaitGroup
 	for range c.opts.Workers {
 		wg.Go(func() { wait.UntilWithContext(ctx, c.work, time.Second) })
 	}
 	klog.InfoS("dpdb controller started")
-	if c.opts.WebhookPort != 0 {
-		// The first refresh has run: remote clusters are known.
-		c.remotes.refresh(ctx)
-		if err := c.serveWebhook(ctx); err != nil {
+	select {
+	case err := <-served:
+		if err != nil {
+			c.queue.ShutDown()
+			wg.Wait()
 			return err
 		}
+	case <-ctx.Done():
 	}
 	<-ctx.Done()
 	c.queue.ShutDown()

@@ -126,7 +126,11 @@ func (c *Controller) handleEviction(w http.ResponseWriter, r *http.Request) {
 	evicting := req.SubResource == "eviction" && req.Operation == admissionv1.Create
 	deleting := req.SubResource == "" && req.Operation == admissionv1.Delete && req.Kind.Kind == "Pod"
 	if evicting || deleting {
-		if msg := c.admitEviction(r.Context(), req.Namespace, req.Name, req.DryRun != nil && *req.DryRun); msg != "" {
+		msg := c.waitCaughtUp(r.Context())
+		if msg == "" {
+			msg = c.admitEviction(r.Context(), req.Namespace, req.Name, req.DryRun != nil && *req.DryRun)
+		}
+		if msg != "" {
 			resp.Allowed = false
 			resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusTooManyRequests,
 				Reason: metav1.StatusReasonTooManyRequests, Message: msg}
@@ -135,6 +139,22 @@ func (c *Controller) handleEviction(w http.ResponseWriter, r *http.Request) {
 	review.Response, review.Request = resp, nil
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(review)
+}
+
+// caughtUpWait bounds how long an admission waits for a starting
+// controller, well inside the webhook's 10s timeout.
+const caughtUpWait = 5 * time.Second
+
+// waitCaughtUp waits until the controller knows the DPDBs and the
+// clusters; it returns why it refuses if it does not in time.
+func (c *Controller) waitCaughtUp(ctx context.Context) string {
+	select {
+	case <-c.caughtUp:
+		return ""
+	case <-ctx.Done():
+	case <-time.After(caughtUpWait):
+	}
+	return "the DistributedPodDisruptionBudget controller is still starting; try again"
 }
 
 // admitEviction decides an eviction of a pod that DPDBs cover: under the
