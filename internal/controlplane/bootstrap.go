@@ -34,6 +34,9 @@ func bootstrap(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
 	if err != nil {
 		return err
 	}
+	if err := writeUpstreamDefaults(ctx, client); err != nil {
+		return err
+	}
 	if err := installCRD(ctx, d, deploy.StageCRD); err != nil {
 		return fmt.Errorf("Stage CRD: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
@@ -47,7 +48,7 @@ func APIServerReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) 
 	if err != nil {
 		return err
 	}
-	return getOK(ctx, client, APIServerURL(c)+"/readyz")
+	return getOK(ctx, client, APIServerURL(c)+"/readyz?exclude="+strings.Join(upstreamBootstrapHooks, "&exclude="))
 }
 
 func getOK(ctx context.Context, client *http.Client, url string) error {
