@@ -18,8 +18,8 @@ var CreatePhases = []struct{ Name, EndsAt string }{
 	{controlplane.Etcd, controlplane.Etcd + " " + controlplane.ReadyMark},
 	{controlplane.KubeAPIServer, controlplane.KubeAPIServer + " " + controlplane.ReadyMark},
 	{"bootstrap", controlplane.KubeAPIServer + " " + controlplane.SetUpMark}, // CRDs, RBAC, namespaces
-	{"components", controlplane.StartedMark},                                // the rest started and ready
-	{"return", ""},                                                          // create notices and writes the kubeconfig
+	{"components", controlplane.StartedMark},                                 // the rest started and ready
+	{"return", ""},                                                           // create notices and writes the kubeconfig
 }
 
 // createPhases splits a create that began at began and returned at ended
