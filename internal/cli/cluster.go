@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
@@ -48,6 +49,7 @@ type createClusterFlags struct {
 	disableKubeletSim      bool
 	disableDPDBController  bool
 	percentageOfNodes      int32
+	memoryLimit            string
 	nodeFlags              nodeFlags
 	wait                   time.Duration
 	retain                 bool
@@ -90,6 +92,7 @@ func newCreateClusterCommand() *cobra.Command {
 	fl.IntVar(&f.nodes, "nodes", 0, "simulated nodes to create (node-000000, …)")
 	f.nodeFlags.add(cmd)
 	fl.Int32Var(&f.percentageOfNodes, "percentage-of-nodes-to-score", 0, "share of feasible nodes the scheduler scores (default: upstream's adaptive share)")
+	fl.StringVar(&f.memoryLimit, "memory-limit", "", "memory budget of the control plane's processes together, such as 4Gi; 0 for none (default "+v1alpha1.DefaultMemoryLimit.String()+")")
 	fl.BoolVar(&f.disableKubeletSim, "disable-kubelet-sim", false, "run no kubelet simulator (nodes stay NotReady unless simulated from elsewhere)")
 	fl.BoolVar(&f.disableDPDBController, "disable-dpdb-controller", false, "run no DistributedPodDisruptionBudget controller (the CRD is installed; run one from deploy/dpdb)")
 	fl.DurationVar(&f.wait, "wait", defaultWait, "how long to wait for the cluster (and its nodes) to be ready")
@@ -162,6 +165,13 @@ func (f *createClusterFlags) clusterConfig(cmd *cobra.Command) (*v1alpha1.Cluste
 	}
 	if changed("audit-policy") {
 		c.AuditPolicy = f.auditPolicy
+	}
+	if changed("memory-limit") {
+		limit, err := resource.ParseQuantity(f.memoryLimit)
+		if err != nil {
+			return nil, fmt.Errorf("--memory-limit: %q is not a size such as 2Gi (or 0 for no limit)", f.memoryLimit)
+		}
+		c.MemoryLimit = &limit
 	}
 	for flag, dst := range map[string]struct {
 		value time.Duration

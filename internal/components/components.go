@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/component-base/cli"
@@ -19,7 +20,13 @@ import (
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 
 	"github.com/kubesim/kubesim/internal/controlplane"
+	"github.com/kubesim/kubesim/internal/membudget"
+	"github.com/kubesim/kubesim/internal/residency"
 )
+
+// startupPagesKept is how long after its start a component keeps the pages
+// of the binary its start-up touched.
+const startupPagesKept = 20 * time.Second
 
 // upstreamCommands build the cobra command of each upstream component.
 var upstreamCommands = map[string]func() *cobra.Command{
@@ -39,6 +46,10 @@ var ownEntryPoints = map[string]func(args []string) int{
 
 // Run runs the named component with args and returns its exit code.
 func Run(name string, args []string) int {
+	// Start-up is over well within this; what it alone touched of the
+	// binary need not stay resident.
+	residency.ReleaseAfter(startupPagesKept)
+	membudget.FromEnv()
 	if newCommand, ok := upstreamCommands[name]; ok {
 		// The upstream command parses its flags, sets up logging and
 		// signals and runs until terminated.

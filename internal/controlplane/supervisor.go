@@ -227,7 +227,7 @@ func (s *supervisor) runOnce(ctx context.Context, comp Component) error {
 	defer log.Close()
 	cmd := exec.Command(s.exe, append([]string{"component", comp.Name}, commandLine(comp, s.dir, s.config())...)...)
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.Env = processEnv()
+	cmd.Env = componentEnv(comp.Name, s.config())
 	// Die with the supervisor, even if it is killed outright.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -64,6 +65,16 @@ type Cluster struct {
 	// controller out (its CRD is installed all the same), for one run
 	// from elsewhere, such as deploy/dpdb.
 	DisableDPDBController bool `json:"disableDPDBController,omitempty"`
+
+	// MemoryLimit is the memory budget of the control plane's processes
+	// together (default 2Gi; "0" for none), shared out by weight: the API
+	// server 45 %, the controller-manager and the scheduler 15 % each, etcd
+	// and the kubelet simulator 10 % each, the dpdb controller and the
+	// descheduler 5 % each. Each process holds its Go memory to its share
+	// while its live data fits in half of it, and to twice its live data
+	// beyond that, rather than failing or collecting without end: a soft
+	// limit, never an out-of-memory kill.
+	MemoryLimit *resource.Quantity `json:"memoryLimit,omitempty"`
 
 	// ExtraArgs are upstream flags added to an upstream component's command
 	// line, by component (kube-apiserver, kube-controller-manager,
@@ -131,6 +142,9 @@ type Scheduler struct {
 	ExplainPods *int32 `json:"explainPods,omitempty"`
 }
 
+// DefaultMemoryLimit is Cluster.MemoryLimit unless set.
+var DefaultMemoryLimit = resource.MustParse("2Gi")
+
 // DefaultExplainPods is Scheduler.ExplainPods unless set.
 const DefaultExplainPods int32 = 1000
 
@@ -184,6 +198,10 @@ func (c *Cluster) SetDefaults() {
 	if c.Stages == "" {
 		c.Stages = StageSets[0]
 	}
+	if c.MemoryLimit == nil {
+		limit := DefaultMemoryLimit.DeepCopy()
+		c.MemoryLimit = &limit
+	}
 	if c.Descheduler.Enabled() {
 		setDuration(&c.Descheduler.Interval, time.Minute)
 	}
@@ -208,6 +226,9 @@ func (c *Cluster) Validate() error {
 	}
 	if p := c.Scheduler.ExplainPods; p != nil && *p < 0 {
 		return fmt.Errorf("scheduler.explainPods: must be 0 (record nothing) or more, got %d", *p)
+	}
+	if m := c.MemoryLimit; m != nil && m.Sign() < 0 {
+		return fmt.Errorf("memoryLimit: must be a size such as 2Gi, or 0 for no limit, got %s", m)
 	}
 	if p := c.Networking.APIServerPort; p < 0 || p > 65535 {
 		return fmt.Errorf("networking.apiServerPort: %d is not a port number (1-65535, or 0 to pick a free one)", p)

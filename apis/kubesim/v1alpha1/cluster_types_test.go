@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 func TestDefaultsAreValid(t *testing.T) {
@@ -33,6 +35,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{func(c *Cluster) { c.Nodes = 2_000_000_000 }, "nodes (--nodes): must be between 0 and 1000000"},
 		{func(c *Cluster) { c.NodeLifecycle.NodeMonitorPeriod.Duration = 0 }, "nodeLifecycle.nodeMonitorPeriod"},
 		{func(c *Cluster) { c.NodeLifecycle.NodeMonitorGracePeriod.Duration = time.Second }, "nodeLifecycle.nodeMonitorGracePeriod"},
+		{func(c *Cluster) { m := resource.MustParse("-1Gi"); c.MemoryLimit = &m }, "memoryLimit: must be a size such as 2Gi"},
 	} {
 		c := &Cluster{}
 		c.SetDefaults()
@@ -57,8 +60,10 @@ func TestDeepCopySharesNothing(t *testing.T) {
 	*d.Scheduler.PercentageOfNodesToScore = 50
 	d.Descheduler.Profiles[0] = "CompactAndScale"
 	d.Descheduler.Interval.Duration = time.Hour
+	d.MemoryLimit.Set(1)
 	if c.Status.Ports.APIServer == 1 || c.NodeLifecycle.NodeMonitorPeriod.Duration == time.Hour ||
-		pct != 10 || c.Descheduler.Profiles[0] != "LongLifecycle" || c.Descheduler.Interval.Duration == time.Hour {
+		pct != 10 || c.Descheduler.Profiles[0] != "LongLifecycle" || c.Descheduler.Interval.Duration == time.Hour ||
+		c.MemoryLimit.Cmp(DefaultMemoryLimit) != 0 {
 		t.Error("DeepCopy shares memory with the original")
 	}
 }

@@ -152,6 +152,8 @@ type ApplyStep struct {
 }
 
 // Object is a Kubernetes object (or part of one) as written in the file.
+//
+// +kubebuilder:object:generate=false
 type Object map[string]any
 
 // ScaleStep sets a workload's replicas (kind default Deployment) or the
@@ -271,6 +273,8 @@ type ForeachStep struct {
 }
 
 // Args are kubectl's arguments: a list, or one string split at spaces.
+//
+// +kubebuilder:object:generate=false
 type Args []string
 
 // UnmarshalJSON takes a string or a list of strings.

@@ -16,6 +16,11 @@ func (in *Cluster) DeepCopyInto(out *Cluster) {
 	in.NodeLifecycle.DeepCopyInto(&out.NodeLifecycle)
 	in.Scheduler.DeepCopyInto(&out.Scheduler)
 	in.Descheduler.DeepCopyInto(&out.Descheduler)
+	if in.MemoryLimit != nil {
+		in, out := &in.MemoryLimit, &out.MemoryLimit
+		x := (*in).DeepCopy()
+		*out = &x
+	}
 	if in.ExtraArgs != nil {
 		in, out := &in.ExtraArgs, &out.ExtraArgs
 		*out = make(map[string][]string, len(*in))

@@ -1,0 +1,71 @@
+// Package membudget holds a component's Go memory to its share of the
+// cluster's memory budget without letting the garbage collector run away.
+//
+// Components run with GOGC=400: collecting rarely saves the CPU a 2-core
+// machine lacks, but lets the heap grow to five times what is live. A plain
+// GOMEMLIMIT caps that, yet turns into a collection loop once the live heap
+// itself nears the limit (a cluster with more pods than the budget was made
+// for). So the limit is the share only while the live heap is small; after
+// each collection it is raised to Headroom times the live heap when that is
+// more — the memory, and about the CPU, of GOGC=100, upstream's default.
+package membudget
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"strconv"
+)
+
+// EnvVar carries a component's share of the budget, in bytes, from the
+// supervisor to the component.
+const EnvVar = "KUBESIM_MEMORY_LIMIT"
+
+// Headroom is the least memory limit, as a multiple of the live heap.
+const Headroom = 2.0
+
+// FromEnv keeps the share EnvVar names, unless the user set GOMEMLIMIT,
+// which then stands as given. It reports whether a budget is kept.
+func FromEnv() bool {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		return false
+	}
+	share, err := strconv.ParseInt(os.Getenv(EnvVar), 10, 64)
+	if err != nil || share <= 0 {
+		return false
+	}
+	Keep(share)
+	return true
+}
+
+// Keep sets the memory limit to share now, and after every collection to
+// Limit(share, live heap).
+func Keep(share int64) {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	adjust := func() {
+		metrics.Read(sample)
+		debug.SetMemoryLimit(Limit(share, int64(sample[0].Value.Uint64())))
+	}
+	adjust()
+	afterEachGC(adjust)
+}
+
+// Limit is the memory limit for a share and a live heap.
+func Limit(share, live int64) int64 {
+	return max(share, int64(Headroom*float64(live)))
+}
+
+// afterEachGC calls f after every garbage collection: a finalizer runs once
+// its object is found unreachable, which a collection does, and re-arms.
+func afterEachGC(f func()) {
+	s := &sentinel{}
+	runtime.SetFinalizer(s, func(*sentinel) {
+		f()
+		afterEachGC(f)
+	})
+}
+
+// sentinel has a pointer so it is not batched with others by the tiny
+// allocator, whose objects' finalizers may never run.
+type sentinel struct{ _ *int }
