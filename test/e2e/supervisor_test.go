@@ -132,6 +132,7 @@ func TestConfigFile(t *testing.T) {
 kind: Cluster
 name: fromfile
 auditPolicy: `+policy+`
+memoryLimit: 1Gi
 nodeLifecycle:
   nodeMonitorPeriod: 2s
   nodeMonitorGracePeriod: 20s
@@ -141,6 +142,7 @@ extraArgs:
 	bad := filepath.Join(dir, "bad.yaml")
 	writeFile(t, bad, []byte("apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nname: bad\nextraArgs:\n  kube-scheduler: [--no-such-flag=1]\n"))
 	e.fails("extraArgs.kube-scheduler: unknown flag: --no-such-flag", "create", "cluster", "--config", bad)
+	e.fails(`--memory-limit: "lots" is not a size such as 2Gi`, "create", "cluster", "--name", "bad", "--memory-limit", "lots")
 
 	e.must("create", "cluster", "--config", config, "--node-monitor-grace-period", "12s")
 	// The cluster keeps what it was made with, not a path to it.
@@ -164,6 +166,15 @@ extraArgs:
 	}
 	if log := e.must("logs", "--name", "fromfile", "supervisor").stdout; !strings.Contains(log, "--concurrent-gc-syncs=7") {
 		t.Errorf("the supervisor's log does not show the controller-manager's command line:\n%s", log)
+	}
+	// The API server holds its Go memory to its 45 % of memoryLimit while
+	// its live heap is well below that, as a fresh cluster's is.
+	metrics, err := e.client().CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("go_gc_gomemlimit_bytes %g\n", float64((1<<30)/100*45)); !strings.Contains(string(metrics), want) {
+		t.Errorf("the API server's metrics lack %q (45 %% of memoryLimit 1Gi)", strings.TrimSpace(want))
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "audited"}, Data: map[string]string{"secret-ish": "value-in-body"}}
 	if _, err := e.client().CoreV1().ConfigMaps("default").Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
