@@ -85,6 +85,9 @@ type Phase struct {
 	Took  time.Duration
 	CPU   map[string]time.Duration // per component, during the step
 	RSS   map[string]int64         // per component, at the end
+	// Peak is each component's highest RSS so far (its processes' VmHWM):
+	// their sum bounds the cluster's peak from above.
+	Peak map[string]int64
 }
 
 // Measure runs step and records its time and each component's usage.
@@ -96,11 +99,11 @@ func (c *Cluster) Measure(name string, count int, step func() error) (Phase, err
 	}
 	took := time.Since(start)
 	after := componentUsage(c.dir)
-	rss := map[string]int64{}
+	rss, peak := map[string]int64{}, map[string]int64{}
 	for n, u := range after {
-		rss[n] = u.rss
+		rss[n], peak[n] = u.rss, u.peak
 	}
-	return Phase{Name: name, Count: count, Took: took, CPU: cpuSince(before, after), RSS: rss}, nil
+	return Phase{Name: name, Count: count, Took: took, CPU: cpuSince(before, after), RSS: rss, Peak: peak}, nil
 }
 
 // Report prints phases: time, rate, and CPU seconds and RSS per component.
@@ -115,15 +118,17 @@ func Report(w io.Writer, phases []Phase) {
 			total += cpu
 		}
 		sort.Slice(names, func(i, j int) bool { return p.CPU[names[i]] > p.CPU[names[j]] })
-		fmt.Fprintf(w, "  %-24s %9s %7s %9s\n", "component", "CPU-s", "share", "RSS")
+		fmt.Fprintf(w, "  %-24s %9s %7s %9s %9s\n", "component", "CPU-s", "share", "RSS", "peak RSS")
+		var rss, peak int64
 		for _, n := range names {
 			share := 0.0
 			if total > 0 {
 				share = 100 * p.CPU[n].Seconds() / total.Seconds()
 			}
-			fmt.Fprintf(w, "  %-24s %9.1f %6.1f%% %7dMi\n", n, p.CPU[n].Seconds(), share, p.RSS[n]>>20)
+			fmt.Fprintf(w, "  %-24s %9.1f %6.1f%% %7dMi %7dMi\n", n, p.CPU[n].Seconds(), share, p.RSS[n]>>20, p.Peak[n]>>20)
+			rss, peak = rss+p.RSS[n], peak+p.Peak[n]
 		}
-		fmt.Fprintf(w, "  %-24s %9.1f\n", "total", total.Seconds())
+		fmt.Fprintf(w, "  %-24s %9.1f %7s %7dMi %7dMi\n", "total", total.Seconds(), "", rss>>20, peak>>20)
 	}
 }
 

@@ -16,8 +16,9 @@ const clockTicks = 100
 
 // usage is what one process has used so far.
 type usage struct {
-	cpu time.Duration
-	rss int64 // bytes
+	cpu  time.Duration
+	rss  int64 // bytes
+	peak int64 // bytes: the process's high-water mark of RSS (VmHWM)
 }
 
 // componentUsage reads the CPU time and memory of each of a cluster's
@@ -43,7 +44,7 @@ func componentUsage(dir string) map[string]usage {
 			continue
 		}
 		prev := out[args[2]]
-		out[args[2]] = usage{cpu: prev.cpu + u.cpu, rss: prev.rss + u.rss}
+		out[args[2]] = usage{cpu: prev.cpu + u.cpu, rss: prev.rss + u.rss, peak: prev.peak + u.peak}
 	}
 	return out
 }
@@ -63,9 +64,25 @@ func processUsage(pid int) (usage, error) {
 	stime, _ := strconv.ParseInt(fields[12], 10, 64)
 	rssPages, _ := strconv.ParseInt(fields[21], 10, 64)
 	return usage{
-		cpu: time.Duration(utime+stime) * time.Second / clockTicks,
-		rss: rssPages * int64(os.Getpagesize()),
+		cpu:  time.Duration(utime+stime) * time.Second / clockTicks,
+		rss:  rssPages * int64(os.Getpagesize()),
+		peak: peakRSS(pid),
 	}, nil
+}
+
+// peakRSS is a process's VmHWM in bytes, 0 if unreadable.
+func peakRSS(pid int) int64 {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 // cpuSince is the CPU each component used between two readings.

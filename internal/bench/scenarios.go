@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/utils/ptr"
 
@@ -26,16 +27,21 @@ type Size struct {
 // Scenario is one benchmark, run in a cluster made for it.
 type Scenario struct {
 	Measure func(ctx context.Context, c *Cluster, s Size) ([]Phase, error)
+	// Default is its size unless told.
+	Default Size
 	// WithoutKubeletSim leaves the simulator out of the cluster.
 	WithoutKubeletSim bool
 }
 
 // The benchmarks of `kubesim bench`.
 var (
-	NodesScenario      = Scenario{Measure: Nodes}
-	PodsScenario       = Scenario{Measure: PodsOnOneNode}
-	DeploymentScenario = Scenario{Measure: Deployment}
-	FloorScenario      = Scenario{Measure: Floor, WithoutKubeletSim: true}
+	NodesScenario      = Scenario{Measure: Nodes, Default: Size{Nodes: 1000, Pods: 10000}}
+	PodsScenario       = Scenario{Measure: PodsOnOneNode, Default: Size{Nodes: 1000, Pods: 10000}}
+	DeploymentScenario = Scenario{Measure: Deployment, Default: Size{Nodes: 1000, Pods: 10000}}
+	FloorScenario      = Scenario{Measure: Floor, WithoutKubeletSim: true, Default: Size{Nodes: 1000, Pods: 10000}}
+	// ScaleScenario is KWOK's promise ("1k nodes and 100k pods") and more:
+	// 10,000 nodes, 100,000 pods, held for 10 minutes.
+	ScaleScenario = Scenario{Measure: Scale, Default: Size{Nodes: 10000, Pods: 100000, Hold: 10 * time.Minute}}
 )
 
 // Nodes measures s.Nodes simulated nodes created and Ready (and
@@ -56,31 +62,56 @@ func Nodes(ctx context.Context, c *Cluster, s Size) ([]Phase, error) {
 // Its phase's CPU is the standing cost of that many nodes.
 func holdNodes(ctx context.Context, c *Cluster, n int, hold time.Duration) (Phase, error) {
 	return c.Measure(fmt.Sprintf("nodes held Ready for %s", hold), n, func() error {
-		factory := informers.NewSharedInformerFactory(c.Client, 0)
-		lister := factory.Core().V1().Nodes().Lister()
-		ctx, cancel := context.WithCancel(ctx)
-		defer func() { cancel(); factory.Shutdown() }()
-		factory.Start(ctx.Done())
-		factory.WaitForCacheSync(ctx.Done())
-		end := time.Now().Add(hold)
-		for time.Now().Before(end) {
-			nodes, err := lister.List(labels.Everything())
-			if err != nil {
-				return err
-			}
-			for _, node := range nodes {
-				if !scale.IsReady(node) {
-					return fmt.Errorf("node %s stopped being Ready %s into the hold", node.Name, (hold - time.Until(end)).Round(time.Second))
-				}
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(time.Second):
+		return holdSteady(ctx, c, hold, nil)
+	})
+}
+
+// holdSteady checks every second for hold that every node is Ready and, if
+// pods is set, that it still finds each of the same pods Running.
+func holdSteady(ctx context.Context, c *Cluster, hold time.Duration, pods *podCounter) error {
+	factory := informers.NewSharedInformerFactory(c.Client, 0)
+	lister := factory.Core().V1().Nodes().Lister()
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() { cancel(); factory.Shutdown() }()
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	var held map[types.UID]bool
+	if pods != nil {
+		held = map[types.UID]bool{}
+		for _, p := range pods.lister() {
+			held[p.UID] = true
+		}
+	}
+	end := time.Now().Add(hold)
+	for time.Now().Before(end) {
+		into := (hold - time.Until(end)).Round(time.Second)
+		nodes, err := lister.List(labels.Everything())
+		if err != nil {
+			return err
+		}
+		for _, node := range nodes {
+			if !scale.IsReady(node) {
+				return fmt.Errorf("node %s stopped being Ready %s into the hold", node.Name, into)
 			}
 		}
-		return nil
-	})
+		if pods != nil {
+			current := pods.lister()
+			for _, p := range current {
+				if !held[p.UID] || p.Status.Phase != corev1.PodRunning {
+					return fmt.Errorf("pod %s is %s (a replacement, or no longer Running) %s into the hold", p.Name, p.Status.Phase, into)
+				}
+			}
+			if len(current) != len(held) {
+				return fmt.Errorf("%d of %d pods left %s into the hold", len(held)-len(current), len(held), into)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	return nil
 }
 
 // bigNodeName is the node PodsOnOneNode packs its pods onto.
@@ -129,9 +160,59 @@ func Deployment(ctx context.Context, c *Cluster, s Size) ([]Phase, error) {
 	}
 	counter := newPodCounter(ctx, c.Client)
 	defer counter.stop()
+	up, err := c.Measure("deployment pods scheduled and Running", replicas, func() error {
+		if _, err := c.Client.AppsV1().Deployments(Namespace).Create(ctx, benchDeployment(replicas), metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		return counter.waitFor(ctx, podsWait(replicas), "pods Running", running(replicas))
+	})
+	return append(nodePhase, up), err
+}
+
+// Scale measures a cluster at scale: Deployment's nodes and pods, then
+// both held steady for s.Hold (no node leaving Ready, no pod leaving
+// Running or replaced), then the Deployment scaled to 0 until its pods are
+// gone. Each phase reports every component's peak RSS.
+func Scale(ctx context.Context, c *Cluster, s Size) ([]Phase, error) {
+	phases, err := Deployment(ctx, c, s)
+	if err != nil {
+		return phases, err
+	}
+	counter := newPodCounter(ctx, c.Client)
+	defer counter.stop()
+	held, err := c.Measure(fmt.Sprintf("nodes Ready and pods Running, held for %s", s.Hold), s.Pods, func() error {
+		return holdSteady(ctx, c, s.Hold, counter)
+	})
+	if err != nil {
+		return phases, err
+	}
+	phases = append(phases, held)
+	down, err := c.Measure("deployment scaled to 0, pods gone", s.Pods, func() error {
+		patch := []byte(`{"spec":{"replicas":0}}`)
+		if _, err := c.Client.AppsV1().Deployments(Namespace).Patch(ctx, benchDeploymentName, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return err
+		}
+		return counter.waitFor(ctx, podsWait(s.Pods), "pods gone", gone)
+	})
+	if err != nil {
+		return phases, err
+	}
+	return append(phases, down), nil
+}
+
+// podsWait bounds the wait for n pods: 30 minutes, and more for more than
+// 50,000 (20 pods/s, a quarter of what this 2-core machine does).
+func podsWait(n int) time.Duration {
+	return max(30*time.Minute, time.Duration(n)*50*time.Millisecond)
+}
+
+// benchDeploymentName is the Deployment Deployment makes.
+const benchDeploymentName = "bench"
+
+func benchDeployment(replicas int) *appsv1.Deployment {
 	labels := map[string]string{"app": "bench"}
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: Namespace},
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: benchDeploymentName, Namespace: Namespace},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(int32(replicas)),
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
@@ -141,13 +222,6 @@ func Deployment(ctx context.Context, c *Cluster, s Size) ([]Phase, error) {
 			},
 		},
 	}
-	up, err := c.Measure("deployment pods scheduled and Running", replicas, func() error {
-		if _, err := c.Client.AppsV1().Deployments(Namespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
-			return err
-		}
-		return counter.waitFor(ctx, 30*time.Minute, "pods Running", running(replicas))
-	})
-	return append(nodePhase, up), err
 }
 
 // Floor measures the control plane alone, with no simulator in the

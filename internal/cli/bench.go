@@ -18,6 +18,7 @@ func newBenchCommand() *cobra.Command {
 		newBenchScenarioCommand("pods", "Time N pods bound to one node until Running, then deleted until gone", bench.PodsScenario),
 		newBenchScenarioCommand("deployment", "Time a Deployment of N pods scheduled onto M nodes until Running", bench.DeploymentScenario),
 		newBenchScenarioCommand("floor", "Time the control plane alone (no simulator) creating N pods, deleting them, and creating M nodes", bench.FloorScenario),
+		newBenchScenarioCommand("scale", "Run N pods on M nodes through the scheduler, hold them Running, then delete them; report peak memory", bench.ScaleScenario),
 	)
 }
 
@@ -54,10 +55,10 @@ func newBenchScenarioCommand(use, short string, scenario bench.Scenario) *cobra.
 			})
 		},
 	}
-	cmd.Flags().IntVar(&f.nodes, "nodes", 1000, "simulated nodes")
-	cmd.Flags().IntVar(&f.pods, "pods", 10000, "pods")
+	cmd.Flags().IntVar(&f.nodes, "nodes", scenario.Default.Nodes, "simulated nodes")
+	cmd.Flags().IntVar(&f.pods, "pods", scenario.Default.Pods, "pods")
 	cmd.Flags().BoolVar(&f.keep, "keep", false, "keep the cluster afterwards, to look into it")
-	cmd.Flags().DurationVar(&f.hold, "hold", 0, "nodes: then watch them this long, failing if one stops being Ready")
+	cmd.Flags().DurationVar(&f.hold, "hold", scenario.Default.Hold, "nodes, scale: then watch them this long, failing if a node stops being Ready (or a pod Running)")
 	cmd.Flags().StringVar(&f.config, "config", "", "a kubesim.io/v1alpha1 Cluster file for the throwaway cluster (its name is replaced)")
 	return cmd
 }

@@ -6,8 +6,12 @@
 // GOMEMLIMIT caps that, yet turns into a collection loop once the live heap
 // itself nears the limit (a cluster with more pods than the budget was made
 // for). So the limit is the share only while the live heap is small; after
-// each collection it is raised to Headroom times the live heap when that is
-// more — the memory, and about the CPU, of GOGC=100, upstream's default.
+// each collection it is raised to the live heap plus as much again when
+// that is more — the memory, and about the CPU, of GOGC=100, upstream's
+// default — but plus at most MaxHeadroom: how often the collector runs
+// follows the bytes allocated between collections, which follow the work
+// (pods per second), not the heap's size, so a large heap (100,000 pods)
+// needs no more room than a middling one.
 package membudget
 
 import (
@@ -22,8 +26,8 @@ import (
 // supervisor to the component.
 const EnvVar = "KUBESIM_MEMORY_LIMIT"
 
-// Headroom is the least memory limit, as a multiple of the live heap.
-const Headroom = 2.0
+// MaxHeadroom bounds the room the limit leaves above the live heap.
+const MaxHeadroom = 2 << 30
 
 // FromEnv keeps the share EnvVar names, unless the user set GOMEMLIMIT,
 // which then stands as given. It reports whether a budget is kept.
@@ -53,7 +57,7 @@ func Keep(share int64) {
 
 // Limit is the memory limit for a share and a live heap.
 func Limit(share, live int64) int64 {
-	return max(share, int64(Headroom*float64(live)))
+	return max(share, live+min(live, MaxHeadroom))
 }
 
 // afterEachGC calls f after every garbage collection: a finalizer runs once

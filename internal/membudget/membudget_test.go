@@ -14,6 +14,7 @@ func TestLimitIsTheShareUntilTheLiveHeapOutgrowsIt(t *testing.T) {
 		{900 * mi, 450 * mi, 900 * mi},
 		{900 * mi, 600 * mi, 1200 * mi},
 		{0, 10 * mi, 20 * mi},
+		{900 * mi, 6000 * mi, 8048 * mi}, // at most MaxHeadroom above the live heap
 	} {
 		if got := Limit(c.share, c.live); got != c.want {
 			t.Errorf("Limit(%d Mi, %d Mi live) = %d Mi, want %d Mi", c.share/mi, c.live/mi, got/mi, c.want/mi)

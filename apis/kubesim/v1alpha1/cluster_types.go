@@ -71,9 +71,9 @@ type Cluster struct {
 	// server 45 %, the controller-manager and the scheduler 15 % each, etcd
 	// and the kubelet simulator 10 % each, the dpdb controller and the
 	// descheduler 5 % each. Each process holds its Go memory to its share
-	// while its live data fits in half of it, and to twice its live data
-	// beyond that, rather than failing or collecting without end: a soft
-	// limit, never an out-of-memory kill.
+	// while its live data fits in half of it, and beyond that to twice its
+	// live data (at most 2Gi more than it), rather than failing or
+	// collecting without end: a soft limit, never an out-of-memory kill.
 	MemoryLimit *resource.Quantity `json:"memoryLimit,omitempty"`
 
 	// ExtraArgs are upstream flags added to an upstream component's command
