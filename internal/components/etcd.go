@@ -14,8 +14,9 @@ import (
 	"github.com/kubesim/kubesim/internal/controlplane"
 )
 
-// runEtcd runs a single-member etcd that serves only TLS clients holding a
-// certificate of the cluster's CA (controlplane.EtcdOptions).
+// runEtcd runs a single-member etcd that serves TLS clients holding a
+// certificate of the cluster's CA on loopback, and the API server on a unix
+// socket in the cluster's directory (controlplane.EtcdOptions).
 func runEtcd(args []string) int {
 	var opts controlplane.EtcdOptions
 	return runOwn(controlplane.Etcd, &opts, args, func(ctx context.Context) error {
@@ -60,6 +61,11 @@ func etcdConfig(o controlplane.EtcdOptions) (*embed.Config, error) {
 	cfg.Name = "default"
 	cfg.Dir = o.DataDir
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*client}, []url.URL{*client}
+	if o.ClientSocket != "" {
+		// Served without TLS and client certificates (etcd ignores them on
+		// unix://); who may connect is decided by the socket's directory.
+		cfg.ListenClientUrls = append(cfg.ListenClientUrls, url.URL{Scheme: "unix", Path: o.ClientSocket})
+	}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*peer}, []url.URL{*peer}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	tls := transport.TLSInfo{CertFile: o.CertFile, KeyFile: o.KeyFile, TrustedCAFile: o.TrustedCAFile, ClientCertAuth: true}

@@ -44,6 +44,7 @@ func etcdOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *EtcdOptions {
 	return &EtcdOptions{
 		DataDir:       d.Etcd(),
 		ClientURL:     EtcdURL(c),
+		ClientSocket:  EtcdSocket(d),
 		PeerURL:       EtcdPeerURL(c),
 		CertFile:      pkiPath(d, etcdServerName+".crt"),
 		KeyFile:       pkiPath(d, etcdServerName+".key"),
@@ -55,10 +56,11 @@ func apiServerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 	return []string{
 		"--bind-address=" + loopback,
 		"--secure-port=" + strconv.Itoa(c.Status.Ports.APIServer),
-		"--etcd-servers=" + EtcdURL(c),
-		"--etcd-cafile=" + etcdCAFile(d),
-		"--etcd-certfile=" + pkiPath(d, etcdClientName+".crt"),
-		"--etcd-keyfile=" + pkiPath(d, etcdClientName+".key"),
+		// Over etcd's unix socket, without TLS: every write, and every
+		// event of every watch, would otherwise be encrypted and decrypted
+		// twice on the same machine, and each of the API server's ~70
+		// storage clients would make a TLS handshake at start.
+		"--etcd-servers=unix://" + EtcdSocket(d),
 		"--client-ca-file=" + pkiPath(d, caName+".crt"),
 		"--tls-cert-file=" + pkiPath(d, apiServerName+".crt"),
 		"--tls-private-key-file=" + pkiPath(d, apiServerName+".key"),

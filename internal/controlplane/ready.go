@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,6 +18,10 @@ import (
 func EtcdURL(c *v1alpha1.Cluster) string {
 	return fmt.Sprintf("https://%s:%d", loopback, c.Status.Ports.Etcd)
 }
+
+// EtcdSocket is the unix socket etcd serves the API server on, in the
+// cluster's directory (mode 0700, so only its owner may connect).
+func EtcdSocket(d clusterdir.Dir) string { return filepath.Join(d.Path, "etcd.sock") }
 
 // EtcdPeerURL is etcd's (only) peer address.
 func EtcdPeerURL(c *v1alpha1.Cluster) string {
