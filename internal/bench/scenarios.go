@@ -133,7 +133,7 @@ func PodsOnOneNode(ctx context.Context, c *Cluster, s Size) ([]Phase, error) {
 	counter := newPodCounter(ctx, c.Client)
 	defer counter.stop()
 	up, err := c.Measure("pods (nodeName set) created and Running", n, func() error {
-		if err := createPods(ctx, c, n); err != nil {
+		if err := createPods(ctx, c, n, onBigNode); err != nil {
 			return err
 		}
 		return counter.waitFor(ctx, 10*time.Minute, "pods Running", running(n))
@@ -169,35 +169,46 @@ func Deployment(ctx context.Context, c *Cluster, s Size) ([]Phase, error) {
 	return append(nodePhase, up), err
 }
 
-// Scale measures a cluster at scale: Deployment's nodes and pods, then
-// both held steady for s.Hold (no node leaving Ready, no pod leaving
-// Running or replaced), then the Deployment scaled to 0 until its pods are
-// gone. Each phase reports every component's peak RSS.
+// Scale measures a cluster at scale: s.Nodes nodes Ready, s.Pods pods
+// bound by name across them (round robin) until Running, both held steady
+// for s.Hold (no node leaving Ready, no pod leaving Running or replaced),
+// then the pods deleted until gone. The scheduler's part is the Deployment
+// benchmark's: at 10,000 nodes it, not the rest, sets the pace. Each phase
+// reports every component's peak RSS.
 func Scale(ctx context.Context, c *Cluster, s Size) ([]Phase, error) {
-	phases, err := Deployment(ctx, c, s)
+	phases, err := Nodes(ctx, c, Size{Nodes: s.Nodes})
 	if err != nil {
 		return phases, err
 	}
 	counter := newPodCounter(ctx, c.Client)
 	defer counter.stop()
-	held, err := c.Measure(fmt.Sprintf("nodes Ready and pods Running, held for %s", s.Hold), s.Pods, func() error {
-		return holdSteady(ctx, c, s.Hold, counter)
-	})
-	if err != nil {
-		return phases, err
-	}
-	phases = append(phases, held)
-	down, err := c.Measure("deployment scaled to 0, pods gone", s.Pods, func() error {
-		patch := []byte(`{"spec":{"replicas":0}}`)
-		if _, err := c.Client.AppsV1().Deployments(Namespace).Patch(ctx, benchDeploymentName, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-			return err
+	for _, step := range []struct {
+		name string
+		run  func() error
+	}{
+		{"pods (nodeName set, spread over the nodes) created and Running", func() error {
+			if err := createPods(ctx, c, s.Pods, func(i int) string { return scale.NodeName(i % s.Nodes) }); err != nil {
+				return err
+			}
+			return counter.waitFor(ctx, podsWait(s.Pods), "pods Running", running(s.Pods))
+		}},
+		{fmt.Sprintf("nodes Ready and pods Running, held for %s", s.Hold), func() error {
+			return holdSteady(ctx, c, s.Hold, counter)
+		}},
+		{"pods deleted and gone", func() error {
+			if err := deletePods(ctx, c, s.Pods, metav1.DeleteOptions{}); err != nil {
+				return err
+			}
+			return counter.waitFor(ctx, podsWait(s.Pods), "pods gone", gone)
+		}},
+	} {
+		p, err := c.Measure(step.name, s.Pods, step.run)
+		if err != nil {
+			return phases, err
 		}
-		return counter.waitFor(ctx, podsWait(s.Pods), "pods gone", gone)
-	})
-	if err != nil {
-		return phases, err
+		phases = append(phases, p)
 	}
-	return append(phases, down), nil
+	return phases, nil
 }
 
 // podsWait bounds the wait for n pods: 30 minutes, and more for more than
@@ -206,13 +217,10 @@ func podsWait(n int) time.Duration {
 	return max(30*time.Minute, time.Duration(n)*50*time.Millisecond)
 }
 
-// benchDeploymentName is the Deployment Deployment makes.
-const benchDeploymentName = "bench"
-
 func benchDeployment(replicas int) *appsv1.Deployment {
 	labels := map[string]string{"app": "bench"}
 	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: benchDeploymentName, Namespace: Namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: Namespace},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(int32(replicas)),
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
@@ -237,7 +245,7 @@ func Floor(ctx context.Context, c *Cluster, s Size) ([]Phase, error) {
 	counter := newPodCounter(ctx, c.Client)
 	defer counter.stop()
 	created, err := c.Measure("floor: pods created (nothing else)", n, func() error {
-		return createPods(ctx, c, n)
+		return createPods(ctx, c, n, onBigNode)
 	})
 	if err != nil {
 		return nil, err
@@ -258,10 +266,13 @@ func Floor(ctx context.Context, c *Cluster, s Size) ([]Phase, error) {
 	return []Phase{created, deleted, nodesCreated}, err
 }
 
-// createPods creates pod-000000 … bound to bigNodeName, n of them.
-func createPods(ctx context.Context, c *Cluster, n int) error {
+// onBigNode puts every pod on bigNodeName.
+func onBigNode(int) string { return bigNodeName }
+
+// createPods creates pod-000000 …, n of them, pod i bound to node(i).
+func createPods(ctx context.Context, c *Cluster, n int, node func(i int) string) error {
 	return scale.Parallel(ctx, n, workers, func(ctx context.Context, i int) error {
-		_, err := c.Client.CoreV1().Pods(Namespace).Create(ctx, benchPod(podName(i), bigNodeName, nil), metav1.CreateOptions{})
+		_, err := c.Client.CoreV1().Pods(Namespace).Create(ctx, benchPod(podName(i), node(i), nil), metav1.CreateOptions{})
 		return err
 	})
 }

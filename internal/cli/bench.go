@@ -18,7 +18,7 @@ func newBenchCommand() *cobra.Command {
 		newBenchScenarioCommand("pods", "Time N pods bound to one node until Running, then deleted until gone", bench.PodsScenario),
 		newBenchScenarioCommand("deployment", "Time a Deployment of N pods scheduled onto M nodes until Running", bench.DeploymentScenario),
 		newBenchScenarioCommand("floor", "Time the control plane alone (no simulator) creating N pods, deleting them, and creating M nodes", bench.FloorScenario),
-		newBenchScenarioCommand("scale", "Run N pods on M nodes through the scheduler, hold them Running, then delete them; report peak memory", bench.ScaleScenario),
+		newBenchScenarioCommand("scale", "Run N pods bound across M nodes, hold them Running, then delete them; report peak memory", bench.ScaleScenario),
 	)
 }
 

@@ -20,8 +20,8 @@ func TestBenchScenarios(t *testing.T) {
 		{[]string{"nodes", "--nodes", "5"}, []string{"nodes created and Ready: 5 in"}, true},
 		{[]string{"pods", "--pods", "20"}, []string{"pods (nodeName set) created and Running: 20 in", "pods deleted and gone: 20 in"}, true},
 		{[]string{"deployment", "--nodes", "3", "--pods", "12"}, []string{"nodes created and Ready: 3 in", "deployment pods scheduled and Running: 12 in"}, true},
-		{[]string{"scale", "--nodes", "3", "--pods", "12", "--hold", "3s"}, []string{"nodes created and Ready: 3 in", "deployment pods scheduled and Running: 12 in",
-			"nodes Ready and pods Running, held for 3s: 12 in", "deployment scaled to 0, pods gone: 12 in"}, true},
+		{[]string{"scale", "--nodes", "3", "--pods", "12", "--hold", "3s"}, []string{"nodes created and Ready: 3 in", "pods (nodeName set, spread over the nodes) created and Running: 12 in",
+			"nodes Ready and pods Running, held for 3s: 12 in", "pods deleted and gone: 12 in"}, true},
 		{[]string{"floor", "--nodes", "5", "--pods", "20"}, []string{"floor: pods created (nothing else): 20 in", "floor: pods deleted at once and gone: 20 in", "floor: nodes created (nothing else): 5 in"}, false},
 	} {
 		t.Run(tc.args[0], func(t *testing.T) {
