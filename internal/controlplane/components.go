@@ -43,6 +43,9 @@ type Component struct {
 	// Ports returns pointers to the config's ports this component binds,
 	// so the supervisor can move them if another process took one.
 	Ports func(c *v1alpha1.Cluster) []*int
+	// PortsPrivate: no other component uses its ports, so none restarts
+	// when they move (the API server reaches etcd by its unix socket).
+	PortsPrivate bool
 	// HeldDuringOutages: the supervisor stops the component while the API
 	// server does not answer and starts it afresh when it does (see
 	// outage.go).
@@ -52,7 +55,7 @@ type Component struct {
 // Components is the control plane, in start order.
 func Components() []Component {
 	return []Component{
-		{Name: Etcd, Args: ownArgs(etcdOptions), Ready: etcdReady,
+		{Name: Etcd, Args: ownArgs(etcdOptions), Ready: etcdReady, PortsPrivate: true,
 			Ports: func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.Etcd, &c.Status.Ports.EtcdPeer} }},
 		{Name: KubeAPIServer, Args: apiServerArgs, Ready: APIServerReady, Setup: bootstrap, Serve: grantStageKinds, Prepare: writeAPIServerFiles,
 			Ports: func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.APIServer} }},

@@ -211,7 +211,7 @@ func (s *supervisor) runOnce(ctx context.Context, comp Component) error {
 	if err != nil {
 		return err
 	}
-	if moved {
+	if moved && !comp.PortsPrivate {
 		s.restartAfter(comp)
 	}
 	select {
