@@ -33,12 +33,15 @@ type Scenario struct {
 	WithoutKubeletSim bool
 }
 
+// usualSize is the size of every benchmark but scale, unless told.
+var usualSize = Size{Nodes: 1000, Pods: 10000}
+
 // The benchmarks of `kubesim bench`.
 var (
-	NodesScenario      = Scenario{Measure: Nodes, Default: Size{Nodes: 1000, Pods: 10000}}
-	PodsScenario       = Scenario{Measure: PodsOnOneNode, Default: Size{Nodes: 1000, Pods: 10000}}
-	DeploymentScenario = Scenario{Measure: Deployment, Default: Size{Nodes: 1000, Pods: 10000}}
-	FloorScenario      = Scenario{Measure: Floor, WithoutKubeletSim: true, Default: Size{Nodes: 1000, Pods: 10000}}
+	NodesScenario      = Scenario{Measure: Nodes, Default: usualSize}
+	PodsScenario       = Scenario{Measure: PodsOnOneNode, Default: usualSize}
+	DeploymentScenario = Scenario{Measure: Deployment, Default: usualSize}
+	FloorScenario      = Scenario{Measure: Floor, WithoutKubeletSim: true, Default: usualSize}
 	// ScaleScenario is KWOK's promise ("1k nodes and 100k pods") and more:
 	// 10,000 nodes, 100,000 pods, held for 10 minutes.
 	ScaleScenario = Scenario{Measure: Scale, Default: Size{Nodes: 10000, Pods: 100000, Hold: 10 * time.Minute}}

@@ -225,9 +225,10 @@ func (s *supervisor) runOnce(ctx context.Context, comp Component) error {
 	}
 	log := logWriter(s.dir, comp.Name)
 	defer log.Close()
-	cmd := exec.Command(s.exe, append([]string{"component", comp.Name}, commandLine(comp, s.dir, s.config())...)...)
+	cfg := s.config()
+	cmd := exec.Command(s.exe, append([]string{"component", comp.Name}, commandLine(comp, s.dir, cfg)...)...)
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.Env = componentEnv(comp.Name, s.config())
+	cmd.Env = componentEnv(comp.Name, cfg)
 	// Die with the supervisor, even if it is killed outright.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

@@ -30,17 +30,14 @@ const EnvVar = "KUBESIM_MEMORY_LIMIT"
 const MaxHeadroom = 2 << 30
 
 // FromEnv keeps the share EnvVar names, unless the user set GOMEMLIMIT,
-// which then stands as given. It reports whether a budget is kept.
-func FromEnv() bool {
+// which then stands as given.
+func FromEnv() {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
-		return false
+		return
 	}
-	share, err := strconv.ParseInt(os.Getenv(EnvVar), 10, 64)
-	if err != nil || share <= 0 {
-		return false
+	if share, err := strconv.ParseInt(os.Getenv(EnvVar), 10, 64); err == nil && share > 0 {
+		Keep(share)
 	}
-	Keep(share)
-	return true
 }
 
 // Keep sets the memory limit to share now, and after every collection to
