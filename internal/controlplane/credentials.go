@@ -41,6 +41,7 @@ const (
 	controllerMgrUser   = "system:kube-controller-manager"
 	schedulerUser       = "system:kube-scheduler"
 	systemMastersGroup  = "system:masters"
+	nodesGroup          = "system:nodes"
 	loopback            = "127.0.0.1"
 	kubernetesSvcDomain = "kubernetes.default.svc.cluster.local"
 )
@@ -55,7 +56,12 @@ var clientIdentities = []struct {
 	{adminName, adminUser, []string{systemMastersGroup}},
 	{controllerMgrName, controllerMgrUser, nil},
 	{schedulerName, schedulerUser, nil},
-	{kubeletSimName, kubeletSimUser, nil},
+	// In system:nodes, API Priority and Fairness treats the simulator as it
+	// treats kubelets: Lease and node-status writes at node-high priority,
+	// the rest at system, ahead of workloads. Without it a pod-delete storm
+	// starved the heartbeats and nodes went NotReady. (Being no
+	// system:node:<name> user, it gets no node authorizer or NodeRestriction.)
+	{kubeletSimName, kubeletSimUser, []string{nodesGroup}},
 	{deschedulerName, deschedulerUser, nil},
 	{dpdbName, dpdbUser, nil},
 }

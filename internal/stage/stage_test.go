@@ -152,17 +152,45 @@ status:
   conditions:
   - {type: Ready, status: "False"}
   - {type: example.com/gate, status: "False"}
+  - {type: ContainersReady, status: "True"}
 `)
 	if s := match(t, l, running); s != nil {
 		t.Fatalf("running pod with unmet gate matched %v", s.Name)
 	}
 	running["status"].(map[string]any)["conditions"].([]any)[1].(map[string]any)["status"] = "True"
 	s = match(t, l, running)
-	if s == nil || s.Name != "pod-readiness-gates" {
-		t.Fatalf("gate met: matched %v, want pod-readiness-gates", s)
+	if s == nil || s.Name != "pod-ready-sync" {
+		t.Fatalf("gate met: matched %v, want pod-ready-sync", s)
 	}
 	if condition(statusOf(t, s, running), "Ready") != "True" {
 		t.Error("gate stage does not set Ready")
+	}
+}
+
+// The node-lifecycle controller marks a lost node's pods NotReady; back in
+// touch, the simulated kubelet sets Ready again, unless its containers are
+// not ready (a crash loop).
+func TestReadyRestoredAfterNodeOutage(t *testing.T) {
+	l := builtinLifecycle(t, "Pod")
+	marked := obj(t, `
+metadata: {name: p, uid: u1}
+spec: {containers: [{name: c, image: nginx}]}
+status:
+  phase: Running
+  conditions:
+  - {type: ContainersReady, status: "True"}
+  - {type: Ready, status: "False"}
+`)
+	s := match(t, l, marked)
+	if s == nil || s.Name != "pod-ready-sync" {
+		t.Fatalf("pod marked NotReady matched %v, want pod-ready-sync", s)
+	}
+	if condition(statusOf(t, s, marked), "Ready") != "True" {
+		t.Error("Ready not restored")
+	}
+	marked["status"].(map[string]any)["conditions"].([]any)[0].(map[string]any)["status"] = "False"
+	if s := match(t, l, marked); s != nil {
+		t.Errorf("pod with containers not ready matched %s", s.Name)
 	}
 }
 

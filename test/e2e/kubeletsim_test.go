@@ -77,6 +77,11 @@ func TestSimulatedNodesAndPods(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond) // sampling, not synchronisation
 	}
+	// The simulator is a kubelet to Priority and Fairness: its heartbeats
+	// go at node-high priority, ahead of workloads.
+	if n := dispatchedBy(t, client, "system-node-high"); n == 0 {
+		t.Error("no request under FlowSchema system-node-high: the simulator's heartbeats queue with workloads")
+	}
 
 	// A Deployment: every pod Running and Ready with a unique IP of its node's range.
 	deploy := deployment("web", 9)
@@ -394,6 +399,9 @@ spec:
 	}
 	defer func() { _ = sim.Process.Kill(); _ = sim.Wait() }()
 	waitNode(t, client, "fake-one", corev1.ConditionTrue)
+	if n := dispatchedBy(t, client, "kubesim-kubelet-sim-heartbeats"); n == 0 {
+		t.Error("no request under deploy/'s FlowSchema kubesim-kubelet-sim-heartbeats")
+	}
 	p := testPod("on-real")
 	p.Spec.NodeName = "real-one"
 	if _, err := client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {

@@ -381,8 +381,25 @@ spec:
 		waitPods(t, client, "app=victim", 2)
 		pods := runningPods(t, client, "app=victim")
 		node := pods[0].Spec.NodeName
+		// A pod that tolerates its node's loss stays: the node-lifecycle
+		// controller marks it NotReady, and when the node is back the
+		// simulated kubelet sets it Ready again, as a kubelet's status sync does.
+		stays := testPod("stays")
+		stays.Spec.NodeName = node
+		stays.Spec.Tolerations = []corev1.Toleration{{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}}
+		createPod(t, client, stays)
+		waitReady := func(want corev1.ConditionStatus) {
+			eventually(t, 60*time.Second, "pod stays Ready="+string(want), func() error {
+				if got := conditionStatus(getPod(t, client, "stays"), corev1.PodReady); got != want {
+					return fmt.Errorf("Ready=%s", got)
+				}
+				return nil
+			})
+		}
+		waitReady(corev1.ConditionTrue)
 		e.must("node", "stop", "--name", "stages", node)
 		waitNode(t, client, node, corev1.ConditionUnknown)
+		waitReady(corev1.ConditionFalse)
 		eventually(t, 60*time.Second, "pods rescheduled off the stopped node", func() error {
 			running := 0
 			for _, p := range runningPods(t, client, "app=victim") {
@@ -401,6 +418,7 @@ spec:
 		e.must("node", "start", "--name", "stages", node)
 		waitNode(t, client, node, corev1.ConditionTrue)
 		waitUntainted(t, client, node)
+		waitReady(corev1.ConditionTrue)
 		eventually(t, 60*time.Second, "evicted pod gone", func() error {
 			for _, p := range runningPods(t, client, "app=victim") {
 				if p.Spec.NodeName == node {
