@@ -16,10 +16,12 @@ import (
 var CreatePhases = []struct{ Name, EndsAt string }{
 	{"prepare", "started " + controlplane.Etcd + " "}, // files, certificates, launching the supervisor
 	{controlplane.Etcd, controlplane.Etcd + " " + controlplane.ReadyMark},
-	{controlplane.KubeAPIServer, controlplane.KubeAPIServer + " " + controlplane.ReadyMark},
-	{"bootstrap", controlplane.KubeAPIServer + " " + controlplane.SetUpMark}, // CRDs, RBAC, namespaces
-	{"components", controlplane.StartedMark},                                 // the rest started and ready
-	{"return", ""},                                                           // create notices and writes the kubeconfig
+	{controlplane.KubeAPIServer, controlplane.KubeAPIServer + " " + controlplane.ReadyMark}, // serving
+	// CRDs, RBAC, namespaces, written while the API server's own start-up
+	// hooks finish, until it is ready.
+	{"bootstrap", controlplane.KubeAPIServer + " " + controlplane.SetUpMark},
+	{"components", controlplane.StartedMark}, // the rest started and ready
+	{"return", ""},                           // create notices and writes the kubeconfig
 }
 
 // createPhases splits a create that began at began and returned at ended

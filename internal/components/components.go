@@ -22,6 +22,7 @@ import (
 	"github.com/kubesim/kubesim/internal/controlplane"
 	"github.com/kubesim/kubesim/internal/membudget"
 	"github.com/kubesim/kubesim/internal/residency"
+	"github.com/kubesim/kubesim/internal/startprofile"
 )
 
 // startupPagesKept is how long after its start a component keeps the pages
@@ -50,6 +51,7 @@ func Run(name string, args []string) int {
 	// binary need not stay resident.
 	residency.ReleaseAfter(startupPagesKept)
 	membudget.FromEnv()
+	startprofile.FromEnv(name)
 	if newCommand, ok := upstreamCommands[name]; ok {
 		// The upstream command parses its flags, sets up logging and
 		// signals and runs until terminated.

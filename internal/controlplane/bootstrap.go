@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -25,6 +26,18 @@ import (
 // kind; its binding is removed (stageKindsRole grants what Stages name).
 const legacyAnyKindRole = "kubesim:kubelet-sim:any-kind"
 
+// bootstrapThenReady bootstraps the cluster while the API server finishes
+// starting, then waits until it is ready: the components after it start on
+// a ready API server.
+func bootstrapThenReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	if err := bootstrap(ctx, d, c); err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, readyPoll, time.Minute, true, func(ctx context.Context) (bool, error) {
+		return APIServerReady(ctx, d, c) == nil, nil
+	})
+}
+
 // bootstrap writes, as the admin, what kubesim's own components need in
 // the API before they start: the Stage CRD and the RBAC roles of the
 // kubelet simulator, the descheduler, the dpdb controller and the clusters
@@ -34,57 +47,72 @@ func bootstrap(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
 	if err != nil {
 		return err
 	}
-	if err := writeUpstreamDefaults(ctx, client); err != nil {
-		return err
-	}
-	if err := installCRD(ctx, d, deploy.StageCRD); err != nil {
-		return fmt.Errorf("Stage CRD: %w", err)
-	}
-	if err := installCRD(ctx, d, deploy.DPDBCRD); err != nil {
-		return fmt.Errorf("DistributedPodDisruptionBudget CRD: %w", err)
-	}
-	if err := ensureNamespace(ctx, client, dpdb.DefaultNamespace); err != nil {
-		return err
-	}
-	kubeletSimRole, err := embeddedRole(deploy.KubeletSimClusterRole)
+	bindings, err := kubesimBindings()
 	if err != nil {
 		return err
 	}
-	leasesRole, err := embeddedRole(deploy.KubeletSimLeasesRole)
-	if err != nil {
-		return err
-	}
-	deschedulerRole, err := embeddedRole(deploy.DeschedulerClusterRole)
-	if err != nil {
-		return err
-	}
-	var dpdbRoles [4]*rbacv1.ClusterRole
-	for i, manifest := range [][]byte{deploy.DPDBClusterRole, deploy.DPDBNamespaceRole, deploy.FederationClusterRole, deploy.FederationLeasesRole} {
-		if dpdbRoles[i], err = embeddedRole(manifest); err != nil {
+	// The namespaced bindings below need these (the API server makes
+	// kube-node-lease too, but maybe not yet).
+	for _, ns := range []string{dpdb.DefaultNamespace, corev1.NamespaceNodeLease} {
+		if err := ensureNamespace(ctx, client, ns); err != nil {
 			return err
 		}
 	}
-	for _, b := range []struct {
-		role      *rbacv1.ClusterRole
-		user      string
-		namespace string // bound there only; "" cluster-wide
-	}{
-		{kubeletSimRole, kubeletSimUser, ""},
-		{leasesRole, kubeletSimUser, corev1.NamespaceNodeLease},
+	// Every write is independent of the others: all at once, as create
+	// waits on this.
+	var g errgroup.Group
+	g.Go(func() error { return writeUpstreamDefaults(ctx, client) })
+	g.Go(func() error { return wrap("Stage CRD", installCRD(ctx, d, deploy.StageCRD)) })
+	g.Go(func() error { return wrap("DistributedPodDisruptionBudget CRD", installCRD(ctx, d, deploy.DPDBCRD)) })
+	for _, b := range bindings {
+		g.Go(func() error { return bindRole(ctx, client, b.role, b.user, b.namespace) })
+	}
+	g.Go(func() error {
+		err := client.RbacV1().ClusterRoleBindings().Delete(ctx, legacyAnyKindRole, metav1.DeleteOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	})
+	return g.Wait()
+}
+
+// roleBinding binds a role to a user: cluster-wide, or in namespace only.
+type roleBinding struct {
+	role      *rbacv1.ClusterRole
+	user      string
+	namespace string
+}
+
+// kubesimBindings are the roles of kubesim's own components and of the
+// clusters federated with this one.
+func kubesimBindings() ([]roleBinding, error) {
+	manifests := [][]byte{deploy.KubeletSimClusterRole, deploy.KubeletSimLeasesRole, deploy.DeschedulerClusterRole,
+		deploy.DPDBClusterRole, deploy.DPDBNamespaceRole, deploy.FederationClusterRole, deploy.FederationLeasesRole}
+	roles := make([]*rbacv1.ClusterRole, len(manifests))
+	for i, manifest := range manifests {
+		role, err := embeddedRole(manifest)
+		if err != nil {
+			return nil, err
+		}
+		roles[i] = role
+	}
+	return []roleBinding{
+		{roles[0], kubeletSimUser, ""},
+		{roles[1], kubeletSimUser, corev1.NamespaceNodeLease},
 		{stageKindsRole, kubeletSimUser, ""},
-		{deschedulerRole, deschedulerUser, ""},
-		{dpdbRoles[0], dpdbUser, ""},
-		{dpdbRoles[1], dpdbUser, dpdb.DefaultNamespace},
-		{dpdbRoles[2], FederationUser, ""},
-		{dpdbRoles[3], FederationUser, dpdb.DefaultNamespace},
-	} {
-		if err := bindRole(ctx, client, b.role, b.user, b.namespace); err != nil {
-			return err
-		}
-	}
-	err = client.RbacV1().ClusterRoleBindings().Delete(ctx, legacyAnyKindRole, metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return err
+		{roles[2], deschedulerUser, ""},
+		{roles[3], dpdbUser, ""},
+		{roles[4], dpdbUser, dpdb.DefaultNamespace},
+		{roles[5], FederationUser, ""},
+		{roles[6], FederationUser, dpdb.DefaultNamespace},
+	}, nil
+}
+
+// wrap names what failed, if anything did.
+func wrap(what string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }
@@ -168,7 +196,7 @@ func installCRD(ctx context.Context, d clusterdir.Dir, manifest []byte) error {
 	} else if err != nil {
 		return err
 	}
-	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	return wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		current, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil

@@ -46,6 +46,12 @@ type Component struct {
 	// PortsPrivate: no other component uses its ports, so none restarts
 	// when they move (the API server reaches etcd by its unix socket).
 	PortsPrivate bool
+	// StartAfter, if set, names an earlier component: this one's process
+	// starts as soon as that one is ready (and set up), not in its turn;
+	// its own Ready and Setup still wait for its turn. For a component whose
+	// start-up takes long and needs nothing, and which waits for the API
+	// itself.
+	StartAfter string
 	// HeldDuringOutages: the supervisor stops the component while the API
 	// server does not answer and starts it afresh when it does (see
 	// outage.go).
@@ -57,14 +63,16 @@ func Components() []Component {
 	return []Component{
 		{Name: Etcd, Args: ownArgs(etcdOptions), Ready: etcdReady, PortsPrivate: true,
 			Ports: func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.Etcd, &c.Status.Ports.EtcdPeer} }},
-		{Name: KubeAPIServer, Args: apiServerArgs, Ready: APIServerReady, Setup: bootstrap, Serve: grantStageKinds, Prepare: writeAPIServerFiles,
+		{Name: KubeAPIServer, Args: apiServerArgs, Ready: apiServerServing, Setup: bootstrapThenReady, Serve: grantStageKinds, Prepare: writeAPIServerFiles,
 			Ports: func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.APIServer} }},
 		{Name: KubeControllerManager, Args: controllerManagerArgs, HeldDuringOutages: true},
 		{Name: KubeScheduler, Args: schedulerArgs, Prepare: prepareScheduler,
 			Ports: func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.SchedulerExplain} }},
 		{Name: KubeletSim, Args: ownArgs(kubeletSimOptions)},
 		{Name: Descheduler, Args: ownArgs(deschedulerOptions), Prepare: writeDeschedulerPolicy},
-		{Name: DPDBController, Args: ownArgs(dpdbOptions), Prepare: prepareDPDB,
+		// Its webhook must serve before the cluster counts as started; its
+		// process starts with the API server's, so it does.
+		{Name: DPDBController, Args: ownArgs(dpdbOptions), Prepare: prepareDPDB, StartAfter: Etcd,
 			Ready: dpdbWebhookReady, Setup: registerDPDBWebhook,
 			Ports: func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.DPDBWebhook} }},
 	}

@@ -67,9 +67,14 @@ func registerDPDBWebhook(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Clus
 
 // followDPDBWebhookPort points a registered webhook at the port the
 // controller is about to serve: a moved port would otherwise leave every
-// eviction refused. Not yet registered (a new cluster): Setup does it.
+// eviction refused. Until the cluster has started — its API server may not
+// serve yet, as the controller starts beside it — Setup registers the
+// webhook with the port of that moment instead.
 func followDPDBWebhookPort(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	if c.Status.Ports.DPDBWebhook == 0 {
+		return nil
+	}
+	if _, err := os.Stat(d.StartedFile()); err != nil {
 		return nil
 	}
 	client, err := AdminClient(d, 5*time.Second)

@@ -70,7 +70,7 @@ func Launch(ctx context.Context, home string, d clusterdir.Dir, wait time.Durati
 		case <-ctx.Done():
 			_ = Stop(context.Background(), d, func(string, ...any) {})
 			return fmt.Errorf("cluster %q was not ready within %s (last check: %v); see the logs in %s", d.Name, wait, err, d.Logs())
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(readyPoll):
 		}
 	}
 }
@@ -86,11 +86,12 @@ func Ready(ctx context.Context, d clusterdir.Dir) error {
 	if err != nil {
 		return err
 	}
-	if err := APIServerReady(ctx, d, c); err != nil {
-		return err
-	}
+	// Cheap, so asked first: Launch asks often.
 	if _, err := os.Stat(d.StartedFile()); err != nil {
 		return errors.New("waiting for the supervisor to start every component")
+	}
+	if err := APIServerReady(ctx, d, c); err != nil {
+		return err
 	}
 	client, err := AdminClient(d, 2*time.Second)
 	if err != nil {

@@ -49,11 +49,22 @@ func etcdReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
 
 // APIServerReady asks the API server's /readyz endpoint, as the admin.
 func APIServerReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	return askAPIServer(ctx, d, c, "/readyz?exclude="+strings.Join(upstreamBootstrapHooks, "&exclude="))
+}
+
+// apiServerServing asks whether the API server serves requests and reaches
+// etcd; its post-start hooks (a fifth of a second of its start) may still
+// run, and bootstrap writes meanwhile.
+func apiServerServing(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	return askAPIServer(ctx, d, c, "/readyz/etcd")
+}
+
+func askAPIServer(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster, path string) error {
 	client, err := tlsClient(pkiPath(d, caName+".crt"), pkiPath(d, adminName+".crt"), pkiPath(d, adminName+".key"))
 	if err != nil {
 		return err
 	}
-	return getOK(ctx, client, APIServerURL(c)+"/readyz?exclude="+strings.Join(upstreamBootstrapHooks, "&exclude="))
+	return getOK(ctx, client, APIServerURL(c)+path)
 }
 
 func getOK(ctx context.Context, client *http.Client, url string) error {

@@ -52,7 +52,7 @@ type restartRequest struct {
 var errRestart = errors.New("asked to restart")
 
 // Supervise runs the cluster opts names until ctx ends, then stops every
-// component, last started first. It holds the cluster's lock throughout, so
+// component, last in the table first. It holds the cluster's lock throughout, so
 // exactly one supervisor runs per cluster.
 func Supervise(ctx context.Context, opts SupervisorOptions) error {
 	d, err := clusterdir.Open(opts.Home, opts.Name)
@@ -86,42 +86,44 @@ func Supervise(ctx context.Context, opts SupervisorOptions) error {
 		return err
 	}
 
-	var running []context.CancelFunc
-	var wg []chan struct{}
+	var comps []Component
+	for _, comp := range Components() {
+		if comp.Enabled(cfg) {
+			comps = append(comps, comp)
+		}
+	}
+	// stops[name] stops a started component and waits until it has.
+	stops := map[string]func(){}
 	defer func() {
-		for i := len(running) - 1; i >= 0; i-- {
-			running[i]()
-			<-wg[i]
+		// In reverse table order, whatever the start order was: the
+		// components after the API server stop while it still answers.
+		for i := len(comps) - 1; i >= 0; i-- {
+			if stop, ok := stops[comps[i].Name]; ok {
+				stop()
+			}
 		}
 		logger.Printf("all components stopped")
 	}()
-	for _, comp := range Components() {
-		if !comp.Enabled(cfg) {
-			continue
-		}
+	start := func(comp Component) {
 		compCtx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
-		running, wg = append(running, cancel), append(wg, done)
+		stops[comp.Name] = func() { cancel(); <-done }
 		go func() {
 			defer close(done)
 			s.keepRunning(compCtx, comp)
 		}()
-		if comp.Ready != nil {
-			s.waitReady(ctx, comp)
-			if ctx.Err() != nil {
-				return nil
-			}
-			logger.Printf("%s %s", comp.Name, ReadyMark)
+	}
+	for _, comp := range comps {
+		if stops[comp.Name] == nil {
+			start(comp)
 		}
-		if comp.Setup != nil {
-			s.setup(ctx, comp)
-			if ctx.Err() != nil {
-				return nil
-			}
-			logger.Printf("%s %s", comp.Name, SetUpMark)
+		if !s.readyAndSetUp(ctx, comp) {
+			return nil
 		}
-		if comp.Serve != nil {
-			go comp.Serve(ctx, d, logger.Printf)
+		for _, early := range comps {
+			if early.StartAfter == comp.Name && stops[early.Name] == nil {
+				start(early)
+			}
 		}
 	}
 	if err := markStarted(d); err != nil {
@@ -149,13 +151,40 @@ func (s *supervisor) config() *v1alpha1.Cluster {
 	return s.cfg.DeepCopy()
 }
 
+// readyPoll is how often readiness is asked while a cluster starts: every
+// wait costs half of it on average, and create waits on three.
+const readyPoll = 25 * time.Millisecond
+
+// readyAndSetUp waits for comp to be ready and then sets it up, as far as
+// it has either; false means ctx ended first.
+func (s *supervisor) readyAndSetUp(ctx context.Context, comp Component) bool {
+	if comp.Ready != nil {
+		s.waitReady(ctx, comp)
+		if ctx.Err() != nil {
+			return false
+		}
+		s.logger.Printf("%s %s", comp.Name, ReadyMark)
+	}
+	if comp.Setup != nil {
+		s.setup(ctx, comp)
+		if ctx.Err() != nil {
+			return false
+		}
+		s.logger.Printf("%s %s", comp.Name, SetUpMark)
+	}
+	if comp.Serve != nil {
+		go comp.Serve(ctx, s.dir, s.logger.Printf)
+	}
+	return true
+}
+
 // waitReady polls comp's readiness until it passes or ctx ends.
 func (s *supervisor) waitReady(ctx context.Context, comp Component) {
 	for comp.Ready(ctx, s.dir, s.config()) != nil {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(readyPoll):
 		}
 	}
 }

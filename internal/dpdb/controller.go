@@ -139,7 +139,6 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 func (c *Controller) Run(ctx context.Context) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
-	c.start(ctx.Done())
 	klog.InfoS("dpdb controller starting", "cluster", c.opts.ClusterName)
 	// The webhook listens at once, so a new cluster need not wait for the
 	// caches (a just-made CRD's first list takes the API server about a
@@ -148,6 +147,10 @@ func (c *Controller) Run(ctx context.Context) error {
 	if c.opts.WebhookPort != 0 {
 		go func() { served <- c.serveWebhook(ctx) }()
 	}
+	if err := c.waitForAPI(ctx); err != nil {
+		return err
+	}
+	c.start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return ctx.Err()
 	}
@@ -173,6 +176,20 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.queue.ShutDown()
 	wg.Wait()
 	return nil
+}
+
+// waitForAPI waits until DPDBs can be listed. A new cluster starts this
+// controller beside its API server, before the CRD and this controller's
+// rights exist: asked often here, they are found within moments, where an
+// informer's first failure would back off for most of a second.
+func (c *Controller) waitForAPI(ctx context.Context) error {
+	return wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		_, err := c.dyn.Resource(policyv1alpha1.Resource).List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			klog.V(2).InfoS("waiting for the DPDB API", "err", err)
+		}
+		return err == nil, nil
+	})
 }
 
 func (c *Controller) work(ctx context.Context) {

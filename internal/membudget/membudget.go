@@ -2,19 +2,21 @@
 // cluster's memory budget without letting the garbage collector run away.
 //
 // Components run with GOGC=400: collecting rarely saves the CPU a 2-core
-// machine lacks, but lets the heap grow to five times what is live. A plain
-// GOMEMLIMIT caps that, yet turns into a collection loop once the live heap
-// itself nears the limit (a cluster with more pods than the budget was made
-// for). So the limit is the share only while the live heap is small; after
-// each collection it is raised to the live heap plus as much again when
-// that is more — the memory, and about the CPU, of GOGC=100, upstream's
-// default — but plus at most MaxHeadroom: how often the collector runs
-// follows the bytes allocated between collections, which follow the work
-// (pods per second), not the heap's size, so a large heap (100,000 pods)
-// needs no more room than a middling one.
+// machine lacks, but lets the heap grow to five times what is live. While
+// the live heap is at most half the share, a memory limit of the share caps
+// that. Past it a limit turns into a collection loop: the limit counts all
+// the runtime's memory, fragmentation included, and once 100,000 pods are
+// deleted that alone can fill the room a limit leaves above the live heap
+// (measured: half of every component's CPU went to collecting). So the
+// limit is lifted and GOGC lowered to 100, upstream's default, whose pacing
+// follows the live heap only. Past MaxHeadroom GOGC lowers further: how
+// often the collector runs follows the bytes allocated between collections,
+// which follow the work (pods per second), not the heap's size, so a large
+// heap (100,000 pods) needs no more room than a middling one.
 package membudget
 
 import (
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -26,8 +28,11 @@ import (
 // supervisor to the component.
 const EnvVar = "KUBESIM_MEMORY_LIMIT"
 
-// MaxHeadroom bounds the room the limit leaves above the live heap.
+// MaxHeadroom bounds the room left above a live heap larger than it.
 const MaxHeadroom = 2 << 30
+
+// NoLimit is the memory limit of a runtime that has none.
+const NoLimit = math.MaxInt64
 
 // FromEnv keeps the share EnvVar names, unless the user set GOMEMLIMIT,
 // which then stands as given.
@@ -40,21 +45,45 @@ func FromEnv() {
 	}
 }
 
-// Keep sets the memory limit to share now, and after every collection to
-// Limit(share, live heap).
+// Setting is how the collector runs: its memory limit and GOGC.
+type Setting struct {
+	Limit   int64
+	Percent int
+}
+
+// For is the setting for a share, a live heap and the process's GOGC.
+func For(share, live int64, gogc int) Setting {
+	if 2*live <= share {
+		return Setting{Limit: share, Percent: gogc}
+	}
+	percent := min(gogc, 100)
+	if live > MaxHeadroom {
+		percent = min(percent, int(MaxHeadroom*100/live))
+	}
+	return Setting{Limit: NoLimit, Percent: max(percent, 1)}
+}
+
+// Keep applies For(share, live heap) now and after every collection.
 func Keep(share int64) {
+	gogc := debug.SetGCPercent(-1) // the only way to read it is to set it
+	debug.SetGCPercent(gogc)
+	if gogc < 0 {
+		// GOGC=off: the user wants collections at the limit only.
+		debug.SetMemoryLimit(share)
+		return
+	}
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	var last Setting
 	adjust := func() {
 		metrics.Read(sample)
-		debug.SetMemoryLimit(Limit(share, int64(sample[0].Value.Uint64())))
+		if s := For(share, int64(sample[0].Value.Uint64()), gogc); s != last {
+			debug.SetGCPercent(s.Percent)
+			debug.SetMemoryLimit(s.Limit)
+			last = s
+		}
 	}
 	adjust()
 	afterEachGC(adjust)
-}
-
-// Limit is the memory limit for a share and a live heap.
-func Limit(share, live int64) int64 {
-	return max(share, live+min(live, MaxHeadroom))
 }
 
 // afterEachGC calls f after every garbage collection: a finalizer runs once
