@@ -53,6 +53,7 @@ type createClusterFlags struct {
 	nodeFlags              nodeFlags
 	wait                   time.Duration
 	retain                 bool
+	ownerPID               int
 }
 
 func newCreateClusterCommand() *cobra.Command {
@@ -71,7 +72,7 @@ func newCreateClusterCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return p.Create(cmd.Context(), c, cluster.CreateOptions{Wait: f.wait, Retain: f.retain, Nodes: nodes})
+			return p.Create(cmd.Context(), c, cluster.CreateOptions{Wait: f.wait, Retain: f.retain, Nodes: nodes, OwnerPID: f.ownerPID})
 		}),
 	}
 	f.add(cmd)
@@ -97,6 +98,7 @@ func newCreateClusterCommand() *cobra.Command {
 	fl.BoolVar(&f.disableDPDBController, "disable-dpdb-controller", false, "run no DistributedPodDisruptionBudget controller (the CRD is installed; run one from deploy/dpdb)")
 	fl.DurationVar(&f.wait, "wait", defaultWait, "how long to wait for the cluster (and its nodes) to be ready")
 	fl.BoolVar(&f.retain, "retain", false, "keep a cluster that failed to start, for its logs")
+	fl.IntVar(&f.ownerPID, "owner-pid", 0, "stop the cluster when this process exits, e.g. $$ in a CI job (a later start clears it)")
 	return cmd
 }
 

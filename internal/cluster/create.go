@@ -26,6 +26,8 @@ type CreateOptions struct {
 	Retain bool
 	// Nodes are the simulated nodes to make once the cluster is ready.
 	Nodes scale.Options
+	// OwnerPID, if set, is the process whose exit stops the cluster.
+	OwnerPID int
 }
 
 // Create makes a new cluster from c (defaulted and validated here), starts
@@ -43,6 +45,14 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 	}
 	if c.Status, err = resolveStatus(c); err != nil {
 		return err
+	}
+	var owner *controlplane.Owner
+	if opts.OwnerPID != 0 {
+		o, err := controlplane.NewOwner(opts.OwnerPID)
+		if err != nil {
+			return err
+		}
+		owner = &o
 	}
 	if err := checkExplicitPort(c); err != nil {
 		return err
@@ -81,6 +91,11 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 
 	if err := writeClusterFiles(d, c); err != nil {
 		return err
+	}
+	if owner != nil {
+		if err := owner.Write(d); err != nil {
+			return err
+		}
 	}
 	p.logf(" ✓ Certificates, keys and kubeconfigs written to %s", d.Path)
 	if err := controlplane.Launch(ctx, p.Home, d, opts.Wait); err != nil {

@@ -27,6 +27,9 @@ func (p *Provider) Start(ctx context.Context, name string, wait time.Duration) e
 		if err := p.recoverEtcd(d); err != nil {
 			return err
 		}
+		if err := controlplane.Disown(d); err != nil {
+			return err
+		}
 		p.logf("Starting cluster %q ...", name)
 		started := time.Now()
 		if err := controlplane.Launch(ctx, p.Home, d, wait); err != nil {

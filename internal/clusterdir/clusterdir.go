@@ -143,6 +143,10 @@ func (d Dir) DeschedulerPolicy() string { return filepath.Join(d.Path, "deschedu
 // PIDFile holds the supervisor's process id.
 func (d Dir) PIDFile() string { return filepath.Join(d.Path, "supervisor.pid") }
 
+// OwnerFile names the process (PID and start time) whose exit stops the
+// cluster, if it has one.
+func (d Dir) OwnerFile() string { return filepath.Join(d.Path, "owner") }
+
 // Load reads cluster.yaml.
 func (d Dir) Load() (*v1alpha1.Cluster, error) {
 	data, err := os.ReadFile(d.ConfigFile())

@@ -67,6 +67,8 @@ func Supervise(ctx context.Context, opts SupervisorOptions) error {
 		return err
 	}
 	defer release()
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 
 	cfg, err := d.Load()
 	if err != nil {
@@ -80,6 +82,7 @@ func Supervise(ctx context.Context, opts SupervisorOptions) error {
 	for _, comp := range Components() {
 		s.restart[comp.Name] = make(chan restartRequest, 1)
 	}
+	go s.stopWhenOwnerExits(ctx, stop)
 	egressCtx, stopEgress := context.WithCancel(context.Background())
 	defer stopEgress()
 	if err := serveEgress(egressCtx, d, logger.Printf); err != nil {

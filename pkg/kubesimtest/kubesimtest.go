@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -98,7 +99,7 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 // t.TempDir(): that path holds the test's name, and a long one would make
 // the cluster's unix socket path longer than the 107 bytes Linux allows.
 func tempDir(t testing.TB) (string, error) {
-	dir, err := os.MkdirTemp("", "kubesimtest-")
+	dir, err := newDir()
 	if err != nil {
 		return "", err
 	}
@@ -129,7 +130,8 @@ func start(dir, testName string, timeout time.Duration, opts []Option) (*Cluster
 	// --retain keeps a cluster that failed to start, so its logs can be
 	// printed; the caller's cleanup deletes it. kubesim's own --wait ends
 	// before the process is killed, so it can say what it waited for.
-	if _, err := c.run(timeout+30*time.Second, "create", "cluster", "--config", config, "--retain", "--wait", timeout.String()); err != nil {
+	if _, err := c.run(timeout+30*time.Second, "create", "cluster", "--config", config, "--retain", "--wait", timeout.String(),
+		"--owner-pid", strconv.Itoa(os.Getpid())); err != nil {
 		return c, err
 	}
 	if c.config, err = clientcmd.BuildConfigFromFlags("", c.kubeconfig); err != nil {

@@ -506,9 +506,10 @@ func TestHelperClusters(t *testing.T) {
 // TestMainDeletesClusters runs the test binary again: once to the end,
 // where Main deletes the shared cluster; once interrupted with Ctrl-C's
 // SIGINT, and once until go test's -timeout ends it, where Main deletes
-// every cluster.
+// every cluster; once killed, where nothing of it runs: its clusters stop
+// as their owner is gone, and the next test binary removes their files.
 func TestMainDeletesClusters(t *testing.T) {
-	for _, mode := range []string{"end", "interrupt", "timeout"} {
+	for _, mode := range []string{"end", "interrupt", "timeout", "kill"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperClusters$", "-test.v", "-test.timeout=40s")
@@ -545,10 +546,22 @@ func TestMainDeletesClusters(t *testing.T) {
 				cmd.Process.Kill()
 				t.Fatalf("the helper printed no homes")
 			}
-			if mode == "interrupt" {
+			switch mode {
+			case "interrupt":
 				cmd.Process.Signal(os.Interrupt)
+			case "kill":
+				cmd.Process.Kill()
 			}
 			err := cmd.Wait()
+			if mode == "kill" {
+				for _, home := range dirs {
+					// A supervisor looks for its owner every second.
+					for deadline := time.Now().Add(15 * time.Second); len(processes(home)) > 0 && time.Now().Before(deadline); {
+						time.Sleep(100 * time.Millisecond)
+					}
+				}
+				removeLeftovers()
+			}
 			for _, home := range dirs {
 				if pids := processes(home); len(pids) > 0 {
 					t.Errorf("%s: processes of %s left: %v", mode, home, pids)

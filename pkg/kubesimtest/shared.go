@@ -131,7 +131,7 @@ func sharedCluster() (*Cluster, error) {
 	if shared.c != nil || shared.err != nil {
 		return shared.c, shared.err
 	}
-	if shared.dir, shared.err = os.MkdirTemp("", "kubesimtest-"); shared.err != nil {
+	if shared.dir, shared.err = newDir(); shared.err != nil {
 		return nil, shared.err
 	}
 	c, err := start(shared.dir, "shared", startTimeout, shared.opts)

@@ -43,6 +43,7 @@ func TestBadInput(t *testing.T) {
 		"--node-monitor-period", "10s", "--node-monitor-grace-period", "5s")
 	e.fails("auditPolicy", "create", "cluster", "--audit-policy", config("audit.yaml", "kind: Nonsense\n"))
 	e.fails("--config", "create", "cluster", "--config", filepath.Join(dir, "missing.yaml"))
+	e.fails("--owner-pid: no running process 1073741824", "create", "cluster", "--owner-pid", "1073741824")
 
 	e.fails("--replicas: must be between 0 and", "scale", "node", "--replicas", "-1")
 	e.fails("--replicas: required", "scale", "node")
