@@ -51,9 +51,10 @@ type restartRequest struct {
 // errRestart ends a run that was asked to restart.
 var errRestart = errors.New("asked to restart")
 
-// Supervise runs the cluster opts names until ctx ends, then stops every
-// component, last in the table first. It holds the cluster's lock throughout, so
-// exactly one supervisor runs per cluster.
+// Supervise runs the cluster opts names until ctx ends (or the cluster's
+// owner exits), then stops every component, last in the table first. It
+// holds the cluster's lock throughout, so exactly one supervisor runs per
+// cluster.
 func Supervise(ctx context.Context, opts SupervisorOptions) error {
 	d, err := clusterdir.Open(opts.Home, opts.Name)
 	if err != nil {
@@ -67,8 +68,8 @@ func Supervise(ctx context.Context, opts SupervisorOptions) error {
 		return err
 	}
 	defer release()
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
+	ctx, stopCluster := context.WithCancel(ctx)
+	defer stopCluster()
 
 	cfg, err := d.Load()
 	if err != nil {
@@ -82,7 +83,7 @@ func Supervise(ctx context.Context, opts SupervisorOptions) error {
 	for _, comp := range Components() {
 		s.restart[comp.Name] = make(chan restartRequest, 1)
 	}
-	go s.stopWhenOwnerExits(ctx, stop)
+	go s.stopWhenOwnerExits(ctx, stopCluster)
 	egressCtx, stopEgress := context.WithCancel(context.Background())
 	defer stopEgress()
 	if err := serveEgress(egressCtx, d, logger.Printf); err != nil {
@@ -101,8 +102,8 @@ func Supervise(ctx context.Context, opts SupervisorOptions) error {
 		// In reverse table order, whatever the start order was: the
 		// components after the API server stop while it still answers.
 		for i := len(comps) - 1; i >= 0; i-- {
-			if stop, ok := stops[comps[i].Name]; ok {
-				stop()
+			if stopComp, ok := stops[comps[i].Name]; ok {
+				stopComp()
 			}
 		}
 		logger.Printf("all components stopped")

@@ -183,10 +183,13 @@ func (c *Controller) Run(ctx context.Context) error {
 // rights exist: asked often here, they are found within moments, where an
 // informer's first failure would back off for most of a second.
 func (c *Controller) waitForAPI(ctx context.Context) error {
+	var logged time.Time
 	return wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		_, err := c.dyn.Resource(policyv1alpha1.Resource).List(ctx, metav1.ListOptions{Limit: 1})
-		if err != nil {
-			klog.V(2).InfoS("waiting for the DPDB API", "err", err)
+		if err != nil && time.Since(logged) > 5*time.Second {
+			// Said now and then: a missing CRD or right is the user's to fix.
+			klog.InfoS("waiting to list DistributedPodDisruptionBudgets", "err", err)
+			logged = time.Now()
 		}
 		return err == nil, nil
 	})
