@@ -46,13 +46,11 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 	if c.Status, err = resolveStatus(c); err != nil {
 		return err
 	}
-	var owner *controlplane.Owner
+	var owner controlplane.Owner
 	if opts.OwnerPID != 0 {
-		o, err := controlplane.NewOwner(opts.OwnerPID)
-		if err != nil {
+		if owner, err = controlplane.NewOwner(opts.OwnerPID); err != nil {
 			return err
 		}
-		owner = &o
 	}
 	if err := checkExplicitPort(c); err != nil {
 		return err
@@ -92,7 +90,7 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 	if err := writeClusterFiles(d, c); err != nil {
 		return err
 	}
-	if owner != nil {
+	if opts.OwnerPID != 0 {
 		if err := owner.Write(d); err != nil {
 			return err
 		}

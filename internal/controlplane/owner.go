@@ -42,26 +42,21 @@ func Disown(d clusterdir.Dir) error {
 	return nil
 }
 
-// ownerExited reports whether the cluster has an owner and it has exited.
-// A PID now held by another process (its start time differs) counts as
-// exited.
-func ownerExited(d clusterdir.Dir) bool {
+// readOwner reads the cluster's owner, if it has one.
+func readOwner(d clusterdir.Dir) (pidRecord, bool) {
 	data, err := os.ReadFile(d.OwnerFile())
 	if err != nil {
-		return false
+		return pidRecord{}, false
 	}
 	r, err := parsePIDRecord(data)
-	if err != nil {
-		return false
-	}
-	st, err := readProcStat(r.pid)
-	return err != nil || st.state == 'Z' || st.start != r.start
+	return r, err == nil
 }
 
 // stopWhenOwnerExits calls stop once the cluster's owner has exited.
 func (s *supervisor) stopWhenOwnerExits(ctx context.Context, stop func()) {
-	if _, err := os.Stat(s.dir.OwnerFile()); err != nil {
-		return // no owner
+	owner, ok := readOwner(s.dir)
+	if !ok {
+		return
 	}
 	tick := time.NewTicker(ownerPoll)
 	defer tick.Stop()
@@ -70,8 +65,8 @@ func (s *supervisor) stopWhenOwnerExits(ctx context.Context, stop func()) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			if ownerExited(s.dir) {
-				s.logger.Printf("the cluster's owner (%s) has exited: stopping the cluster", s.dir.OwnerFile())
+			if !owner.alive() {
+				s.logger.Printf("the cluster's owner (pid %d) has exited: stopping the cluster", owner.pid)
 				stop()
 				return
 			}

@@ -85,11 +85,17 @@ func readProcStat(pid int) (procStat, error) {
 	return procStat{state: fields[0][0], pgrp: pgrp, start: start}, nil
 }
 
+// alive reports whether r's process runs: not a zombie, and started when
+// recorded (when that is known), not a later process with its PID.
+func (r pidRecord) alive() bool {
+	st, err := readProcStat(r.pid)
+	return err == nil && st.state != 'Z' && (r.start == 0 || st.start == r.start)
+}
+
 // isSupervisorOf reports whether r names a live process that is d's
 // supervisor: the start time recorded, and the command line Launch gave it.
 func (r pidRecord) isSupervisorOf(d clusterdir.Dir) bool {
-	st, err := readProcStat(r.pid)
-	if err != nil || st.state == 'Z' || (r.start != 0 && st.start != r.start) {
+	if !r.alive() {
 		return false
 	}
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", r.pid))
