@@ -462,21 +462,26 @@ func waitEvent(t *testing.T, client kubernetes.Interface, namespace, name, reaso
 // dispatchedBy counts the requests the API server's Priority and Fairness
 // has let through under one FlowSchema.
 func dispatchedBy(t *testing.T, client kubernetes.Interface, flowSchema string) float64 {
+	n, _ := apiServerMetric(t, client, `apiserver_flowcontrol_dispatched_requests_total{flow_schema="`+flowSchema+`"`)
+	return n
+}
+
+// apiServerMetric sums the API server's metric lines that start with
+// prefix, and says whether there was any.
+func apiServerMetric(t *testing.T, client kubernetes.Interface, prefix string) (sum float64, found bool) {
 	t.Helper()
 	metrics, err := client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	prefix := `apiserver_flowcontrol_dispatched_requests_total{flow_schema="` + flowSchema + `"`
-	var n float64
 	for _, line := range strings.Split(string(metrics), "\n") {
 		if rest, ok := strings.CutPrefix(line, prefix); ok {
 			v, err := strconv.ParseFloat(rest[strings.LastIndex(rest, " ")+1:], 64)
 			if err != nil {
 				t.Fatalf("metric line %q: %v", line, err)
 			}
-			n += v
+			sum, found = sum+v, true
 		}
 	}
-	return n
+	return sum, found
 }

@@ -82,6 +82,14 @@ func TestSimulatedNodesAndPods(t *testing.T) {
 	if n := dispatchedBy(t, client, "system-node-high"); n == 0 {
 		t.Error("no request under FlowSchema system-node-high: the simulator's heartbeats queue with workloads")
 	}
+	// Pods are served from etcd, without the watch cache nodes have.
+	const cached = `apiserver_watch_cache_resource_version{group="",resource=`
+	if _, found := apiServerMetric(t, client, cached+`"pods"}`); found {
+		t.Error("the API server has a watch cache of pods")
+	}
+	if _, found := apiServerMetric(t, client, cached+`"nodes"}`); !found {
+		t.Error("the API server has no watch cache of nodes: the metric checked for pods is not there")
+	}
 
 	// A Deployment: every pod Running and Ready with a unique IP of its node's range.
 	deploy := deployment("web", 9)
