@@ -67,7 +67,7 @@ type Cluster struct {
 	DisableDPDBController bool `json:"disableDPDBController,omitempty"`
 
 	// MemoryLimit is the memory budget of the control plane's processes
-	// together (default 1536Mi; "0" for none), shared out by weight: the API
+	// together (default 2Gi; "0" for none), shared out by weight: the API
 	// server 45 %, the controller-manager and the scheduler 15 % each, etcd
 	// and the kubelet simulator 10 % each, the dpdb controller and the
 	// descheduler 5 % each. Each process holds its Go memory to its share
@@ -142,10 +142,8 @@ type Scheduler struct {
 	ExplainPods *int32 `json:"explainPods,omitempty"`
 }
 
-// DefaultMemoryLimit is Cluster.MemoryLimit unless set: with pods not in
-// the API server's watch cache, a cluster holding 10,000 pods ends a
-// side-by-side run under 2 GB RSS at it, for no more CPU than at 2Gi.
-var DefaultMemoryLimit = resource.MustParse("1536Mi")
+// DefaultMemoryLimit is Cluster.MemoryLimit unless set.
+var DefaultMemoryLimit = resource.MustParse("2Gi")
 
 // DefaultExplainPods is Scheduler.ExplainPods unless set.
 const DefaultExplainPods int32 = 1000
