@@ -13,6 +13,12 @@
 // often the collector runs follows the bytes allocated between collections,
 // which follow the work (pods per second), not the heap's size, so a large
 // heap (100,000 pods) needs no more room than a middling one.
+//
+// The room a busy spell grew stays the process's until something hands it
+// back, and the runtime does not while the heap is under its goal: a cluster
+// left idle after start-up, or after a burst of pods, sat at its busiest RSS
+// for good. So once a process goes quiet, the room it holds beyond its live
+// heap goes back to the system.
 package membudget
 
 import (
@@ -22,6 +28,8 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
+	"sync"
+	"time"
 )
 
 // EnvVar carries a component's share of the budget, in bytes, from the
@@ -63,14 +71,15 @@ func For(share, live int64, gogc int) Setting {
 	return Setting{Limit: NoLimit, Percent: max(percent, 1)}
 }
 
-// Keep applies For(share, live heap) now and after every collection.
-func Keep(share int64) {
+// Keep applies For(share, live heap) now and after every collection, and
+// trims the heap whenever the process goes quiet, until stop is called.
+func Keep(share int64) (stop func()) {
 	gogc := debug.SetGCPercent(-1) // the only way to read it is to set it
 	debug.SetGCPercent(gogc)
 	if gogc < 0 {
 		// GOGC=off: the user wants collections at the limit only.
 		debug.SetMemoryLimit(share)
-		return
+		return func() {}
 	}
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	var last Setting
@@ -83,16 +92,82 @@ func Keep(share int64) {
 		}
 	}
 	adjust()
-	afterEachGC(adjust)
+	done := make(chan struct{})
+	afterEachGC(adjust, done)
+	go trimWhenQuiet(trimInterval, done)
+	return sync.OnceFunc(func() { close(done) })
 }
 
-// afterEachGC calls f after every garbage collection: a finalizer runs once
-// its object is found unreachable, which a collection does, and re-arms.
-func afterEachGC(f func()) {
+// trimInterval is how often a kept process looks whether it has gone quiet.
+const trimInterval = 10 * time.Second
+
+// quietIntervals: a process is quiet when the room its heap holds would
+// last this many intervals at the pace it allocated in the last one.
+const quietIntervals = 8
+
+// MinTrim is the least room worth handing back.
+const MinTrim = 64 << 20
+
+// ShouldTrim says whether a heap holding room bytes beyond its live ones,
+// which allocated bytes in the last interval, should hand the room back:
+// the room is more than the live heap (and MinTrim), and the process is
+// quiet. A busy process keeps its room; giving it back would only cost
+// page faults to take it again.
+func ShouldTrim(room, live, allocated uint64) bool {
+	return room > max(live, MinTrim) && allocated*quietIntervals < room
+}
+
+// trimWhenQuiet hands the heap's room back to the system, after a
+// collection, whenever ShouldTrim says so, until stop is closed.
+func trimWhenQuiet(interval time.Duration, stop <-chan struct{}) {
+	s := []metrics.Sample{
+		{Name: "/gc/heap/allocs:bytes"},
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"}, // live, and garbage not yet swept
+		{Name: "/memory/classes/heap/unused:bytes"},  // free slots in spans in use
+		{Name: "/memory/classes/heap/free:bytes"},    // free spans not yet returned
+	}
+	room := func() (room, live uint64) {
+		metrics.Read(s)
+		live = s[1].Value.Uint64()
+		held := s[2].Value.Uint64() + s[3].Value.Uint64() + s[4].Value.Uint64()
+		return held - min(held, live), live
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	// stuck is the room a trim could not give back, the slack of spans
+	// that still hold a live object: trimming again for it would only
+	// collect in vain.
+	var before, stuck uint64
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		r, live := room()
+		allocs := s[0].Value.Uint64()
+		if before > 0 && ShouldTrim(r-min(r, stuck), live, allocs-before) {
+			debug.FreeOSMemory()
+			stuck, _ = room()
+		}
+		before = allocs
+	}
+}
+
+// afterEachGC calls f after every garbage collection until done is closed:
+// a finalizer runs once its object is found unreachable, which a collection
+// does, and re-arms.
+func afterEachGC(f func(), done <-chan struct{}) {
 	s := &sentinel{}
 	runtime.SetFinalizer(s, func(*sentinel) {
+		select {
+		case <-done:
+			return
+		default:
+		}
 		f()
-		afterEachGC(f)
+		afterEachGC(f, done)
 	})
 }
 

@@ -3,6 +3,7 @@ package membudget
 import (
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 )
@@ -26,6 +27,53 @@ func TestLimitWhileTheLiveHeapIsSmallThenGOGC(t *testing.T) {
 	}
 }
 
+func TestShouldTrimOnlyRoomBeyondTheLiveHeapOfAQuietProcess(t *testing.T) {
+	const mi = 1 << 20
+	for _, c := range []struct {
+		room, live, allocated uint64
+		want                  bool
+	}{
+		{500 * mi, 240 * mi, 5 * mi, true},    // an idle API server holding its busy spell's room
+		{500 * mi, 240 * mi, 100 * mi, false}, // a busy one: the room lasts five intervals
+		{200 * mi, 240 * mi, 0, false},        // room under the live heap: GOGC=100's own
+		{48 * mi, 8 * mi, 0, false},           // too little to bother
+		{96 * mi, 8 * mi, 11 * mi, true},      // a quiet small process
+		{96 * mi, 8 * mi, 13 * mi, false},     // eight intervals is the bar
+	} {
+		if got := ShouldTrim(c.room, c.live, c.allocated); got != c.want {
+			t.Errorf("ShouldTrim(%d Mi room, %d Mi live, %d Mi allocated) = %v, want %v", c.room/mi, c.live/mi, c.allocated/mi, got, c.want)
+		}
+	}
+}
+
+var garbage [][]byte
+
+func TestAQuietProcessHandsItsRoomBack(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(10000)) // nothing but the trimmer collects
+	released := func() uint64 {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/released:bytes"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	runtime.GC()
+	for range 256 {
+		garbage = append(garbage, make([]byte, 1<<20))
+	}
+	garbage = nil // 256 MiB of room, nothing of it live
+	before := released()
+
+	stop := make(chan struct{})
+	defer close(stop)
+	go trimWhenQuiet(20*time.Millisecond, stop)
+	deadline := time.Now().Add(10 * time.Second)
+	for released() < before+200<<20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d MiB released after 10s of quiet, want 256 MiB more than the %d MiB before", released()>>20, before>>20)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 var retained [][]byte
 
 func TestKeepLiftsTheLimitWhenTheLiveHeapOutgrowsHalfTheShare(t *testing.T) {
@@ -33,7 +81,7 @@ func TestKeepLiftsTheLimitWhenTheLiveHeapOutgrowsHalfTheShare(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	const share = 8 << 20
 	runtime.GC() // the live heap Keep starts from is small
-	Keep(share)
+	defer Keep(share)()
 	if got := debug.SetMemoryLimit(-1); got != share {
 		t.Fatalf("limit %d after Keep, want the share %d", got, share)
 	}
