@@ -105,20 +105,20 @@ const trimInterval = 10 * time.Second
 // last this many intervals at the pace it allocated in the last one.
 const quietIntervals = 8
 
-// MinTrim is the least room worth handing back.
-const MinTrim = 64 << 20
+// minTrim is the least room worth handing back.
+const minTrim = 64 << 20
 
-// ShouldTrim says whether a heap holding room bytes beyond its live ones,
+// shouldTrim says whether a heap holding room bytes beyond its live ones,
 // which allocated bytes in the last interval, should hand the room back:
-// the room is more than the live heap (and MinTrim), and the process is
+// the room is more than the live heap (and minTrim), and the process is
 // quiet. A busy process keeps its room; giving it back would only cost
 // page faults to take it again.
-func ShouldTrim(room, live, allocated uint64) bool {
-	return room > max(live, MinTrim) && allocated*quietIntervals < room
+func shouldTrim(room, live, allocated uint64) bool {
+	return room > max(live, minTrim) && allocated*quietIntervals < room
 }
 
 // trimWhenQuiet hands the heap's room back to the system, after a
-// collection, whenever ShouldTrim says so, until stop is closed.
+// collection, whenever shouldTrim says so, until stop is closed.
 func trimWhenQuiet(interval time.Duration, stop <-chan struct{}) {
 	s := []metrics.Sample{
 		{Name: "/gc/heap/allocs:bytes"},
@@ -147,7 +147,7 @@ func trimWhenQuiet(interval time.Duration, stop <-chan struct{}) {
 		}
 		r, live := room()
 		allocs := s[0].Value.Uint64()
-		if before > 0 && ShouldTrim(r-min(r, stuck), live, allocs-before) {
+		if before > 0 && shouldTrim(r-min(r, stuck), live, allocs-before) {
 			debug.FreeOSMemory()
 			stuck, _ = room()
 		}
