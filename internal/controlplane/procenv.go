@@ -16,7 +16,7 @@ import (
 // a component's crash dump, cannot show a secret that is not there).
 func processEnv() []string {
 	env := []string{"GOGC=" + gcPercent}
-	for _, name := range []string{"PATH", "HOME", "TMPDIR", "TZ", "LANG", "LC_ALL", "GODEBUG", "GOMAXPROCS", "GOMEMLIMIT", startprofile.EnvVar} {
+	for _, name := range []string{"PATH", "HOME", "TMPDIR", "TZ", "LANG", "LC_ALL", "GODEBUG", "GOMAXPROCS", "GOMEMLIMIT", startprofile.EnvVar, startprofile.WindowEnvVar} {
 		if v, ok := os.LookupEnv(name); ok {
 			env = append(env, name+"="+v)
 		}

@@ -1,7 +1,9 @@
 // Package startprofile profiles the start of a cluster's components, for
 // work on how fast a cluster comes up: with KUBESIM_PROFILE_START=DIR set
 // where kubesim runs, each component writes the CPU profile of its first
-// seconds to DIR/NAME.pprof (read it with go tool pprof).
+// seconds to DIR/NAME.pprof (read it with go tool pprof). With
+// KUBESIM_PROFILE_WINDOW=90s as well, the profile covers that long: a
+// benchmark's load, not only the start.
 package startprofile
 
 import (
@@ -16,11 +18,15 @@ import (
 // EnvVar names the directory profiles go to.
 const EnvVar = "KUBESIM_PROFILE_START"
 
+// WindowEnvVar sets how long to profile, as a Go duration (90s, 2m).
+const WindowEnvVar = "KUBESIM_PROFILE_WINDOW"
+
 const (
-	// window covers a start (about a second) with room to spare.
-	window = 3 * time.Second
-	// rate is samples a second: a start is too short for pprof's default 100.
-	rate = 1000
+	// startWindow covers a start (about a second) with room to spare.
+	startWindow = 3 * time.Second
+	// startRate is samples a second: a start is too short for pprof's
+	// default 100, which a longer window keeps.
+	startRate = 1000
 )
 
 // FromEnv starts profiling the component name if EnvVar asks for it.
@@ -29,9 +35,16 @@ func FromEnv(name string) {
 	if dir == "" {
 		return
 	}
+	window, rate, err := settings(os.Getenv(WindowEnvVar))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", WindowEnvVar, err)
+		return
+	}
 	f, err := os.Create(filepath.Join(dir, name+".pprof"))
 	if err == nil {
-		runtime.SetCPUProfileRate(rate) // StartCPUProfile keeps a rate already set
+		if rate != 0 {
+			runtime.SetCPUProfileRate(rate) // StartCPUProfile keeps a rate already set
+		}
 		err = pprof.StartCPUProfile(f)
 	}
 	if err != nil {
@@ -42,4 +55,17 @@ func FromEnv(name string) {
 		pprof.StopCPUProfile()
 		_ = f.Close()
 	})
+}
+
+// settings are the profile's length and sampling rate (0: pprof's default)
+// for a WindowEnvVar value.
+func settings(window string) (time.Duration, int, error) {
+	if window == "" {
+		return startWindow, startRate, nil
+	}
+	d, err := time.ParseDuration(window)
+	if err != nil || d <= 0 {
+		return 0, 0, fmt.Errorf("%q is not a duration such as 90s or 2m", window)
+	}
+	return d, 0, nil
 }

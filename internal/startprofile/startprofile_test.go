@@ -1,0 +1,72 @@
+package startprofile
+
+import (
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestSettings(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		window  time.Duration
+		rate    int
+		wantErr bool
+	}{
+		{in: "", window: startWindow, rate: startRate},
+		{in: "90s", window: 90 * time.Second},
+		{in: "2m", window: 2 * time.Minute},
+		{in: "90", wantErr: true},
+		{in: "-5s", wantErr: true},
+		{in: "0s", wantErr: true},
+	} {
+		window, rate, err := settings(tc.in)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("settings(%q): error %v, want error %v", tc.in, err, tc.wantErr)
+			continue
+		}
+		if !tc.wantErr && (window != tc.window || rate != tc.rate) {
+			t.Errorf("settings(%q) = %v, %d; want %v, %d", tc.in, window, rate, tc.window, tc.rate)
+		}
+	}
+}
+
+// TestWindowWritesProfile: with a window set, the profile is complete once
+// that window has passed, before the default window (3 s) would have: a
+// whole, non-empty gzip stream, as pprof writes.
+func TestWindowWritesProfile(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(EnvVar, dir)
+	t.Setenv(WindowEnvVar, "300ms")
+	FromEnv("test")
+	path := filepath.Join(dir, "test.pprof")
+	deadline := time.Now().Add(startWindow - 500*time.Millisecond)
+	for {
+		n, err := gzipLength(path)
+		if err == nil && n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s is not a complete profile %v after a 300ms window: %v", path, startWindow-500*time.Millisecond, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// gzipLength is how many bytes the gzip file at path holds once unpacked;
+// an error if it is missing, not gzip, or cut short.
+func gzipLength(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		return 0, err
+	}
+	return io.Copy(io.Discard, z)
+}
