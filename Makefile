@@ -10,6 +10,17 @@ LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
            -X github.com/kubesim/kubesim/internal/version.Version=$(VERSION)
 BIN := $(CURDIR)/bin/kubesim
 
+# k8s.io/kubernetes with kubesim's patches (patches/README.md): a patched
+# copy of the pinned version, which the main module's builds, vets and tests
+# use through a go.mod of their own. Remade when go.mod or a patch changes.
+PATCHES  := $(sort $(wildcard patches/k8s.io/kubernetes/*.patch))
+KUBE_SRC := build/kubernetes
+MODFILE  := $(CURDIR)/build/kubesim.mod
+GOMOD    := -modfile=$(MODFILE)
+# The upstream packages the patches change: their tests (upstream's and the
+# patches') run with ours.
+PATCHED_PKGS := k8s.io/kubernetes/pkg/scheduler/framework/plugins/podtopologyspread
+
 CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
 
 .PHONY: build install cluster test lint unit e2e kubesimtest bench clean generate
@@ -22,12 +33,22 @@ NESTED_TEST = @for m in $(NESTED); do echo "go test ($$m)"; \
 	KUBESIM_BINARY=$(BIN) go -C $$m test -count=1 -timeout 20m ./... || exit 1; done
 
 ## build: bin/kubesim
-build:
-	go build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubesim
+build: $(MODFILE)
+	go build $(GOMOD) -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubesim
 
 ## install: kubesim into $(go env GOPATH)/bin
-install:
-	go install -ldflags "$(LDFLAGS)" ./cmd/kubesim
+install: $(MODFILE)
+	go install $(GOMOD) -ldflags "$(LDFLAGS)" ./cmd/kubesim
+
+$(MODFILE): go.mod go.sum $(PATCHES)
+	rm -rf $(KUBE_SRC) && mkdir -p build
+	go mod download k8s.io/kubernetes
+	cp -R "$$(go list -m -f '{{.Dir}}' k8s.io/kubernetes)" $(KUBE_SRC) && chmod -R u+w $(KUBE_SRC)
+	for p in $(PATCHES); do git apply --directory=$(KUBE_SRC) $$p || exit 1; done
+	cp go.sum build/kubesim.sum
+	sed '/^replace k8s.io\/kubernetes /d' go.mod > $@.tmp
+	echo 'replace k8s.io/kubernetes => $(CURDIR)/$(KUBE_SRC)' >> $@.tmp
+	mv $@.tmp $@
 
 ## cluster: build, then create the cluster "kubesim" and make it kubectl's context
 cluster: build
@@ -35,19 +56,20 @@ cluster: build
 
 ## test: lint, unit tests, and end-to-end tests against real control planes
 test: build lint
-	KUBESIM_BINARY=$(BIN) go test -count=1 -timeout 40m ./...
+	KUBESIM_BINARY=$(BIN) go test $(GOMOD) -count=1 -timeout 40m ./...
+	go test $(GOMOD) -count=1 $(PATCHED_PKGS)
 	$(NESTED_TEST)
 
-lint:
+lint: $(MODFILE)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	go vet ./...
+	go vet $(GOMOD) ./...
 	@for m in $(NESTED); do echo "go vet ($$m)"; go -C $$m vet ./... || exit 1; done
 
-unit:
-	go test -count=1 $$(go list ./... | grep -v /test/e2e)
+unit: $(MODFILE)
+	go test $(GOMOD) -count=1 $$(go list $(GOMOD) ./... | grep -v /test/e2e) $(PATCHED_PKGS)
 
 e2e: build
-	KUBESIM_BINARY=$(BIN) go test -count=1 -timeout 40m -v ./test/e2e/
+	KUBESIM_BINARY=$(BIN) go test $(GOMOD) -count=1 -timeout 40m -v ./test/e2e/
 
 ## kubesimtest: the tests of pkg/kubesimtest and of the examples that use it
 kubesimtest: build
@@ -63,4 +85,4 @@ bench: build
 	$(BIN) bench create
 
 clean:
-	rm -rf bin
+	rm -rf bin build
