@@ -12,7 +12,8 @@ BIN := $(CURDIR)/bin/kubesim
 
 # k8s.io/kubernetes with kubesim's patches (patches/README.md): a patched
 # copy of the pinned version, which the main module's builds, vets and tests
-# use through a go.mod of their own. Remade when go.mod or a patch changes.
+# use through a go.mod of their own. Remade when go.mod, go.sum or a patch
+# changes; `make clean` removes it.
 PATCHES  := $(sort $(wildcard patches/k8s.io/kubernetes/*.patch))
 KUBE_SRC := build/kubernetes
 MODFILE  := $(CURDIR)/build/kubesim.mod
