@@ -14,13 +14,14 @@ BIN := $(CURDIR)/bin/kubesim
 # copy of the pinned version, which the main module's builds, vets and tests
 # use through a go.mod of their own. Remade when go.mod, go.sum or a patch
 # changes; `make clean` removes it.
-PATCHES  := $(sort $(wildcard patches/k8s.io/kubernetes/*.patch))
+PATCH_DIR := patches/k8s.io/kubernetes
+PATCHES  := $(sort $(wildcard $(PATCH_DIR)/*.patch))
 KUBE_SRC := build/kubernetes
 MODFILE  := $(CURDIR)/build/kubesim.mod
 GOMOD    := -modfile=$(MODFILE)
-# The upstream packages the patches change: their tests (upstream's and the
-# patches') run with ours.
-PATCHED_PKGS := k8s.io/kubernetes/pkg/scheduler/framework/plugins/podtopologyspread
+# The upstream packages the patches change (read from the patches): their
+# tests, upstream's and the patches', run with ours.
+PATCHED_PKGS := $(sort $(shell sed -n 's|^+++ b/\(.*\)/[^/]*$$|k8s.io/kubernetes/\1|p' $(PATCHES)))
 
 CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
 
@@ -41,14 +42,17 @@ build: $(MODFILE)
 install: $(MODFILE)
 	go install $(GOMOD) -ldflags "$(LDFLAGS)" ./cmd/kubesim
 
-$(MODFILE): go.mod go.sum $(PATCHES)
-	rm -rf $(KUBE_SRC) && mkdir -p build
+# The patch directory is a prerequisite too: removing or renaming a patch
+# changes it. The module cache's files are read-only, and so is a copy cut
+# short: chmod before rm.
+$(MODFILE): go.mod go.sum Makefile $(PATCH_DIR) $(PATCHES)
+	chmod -R u+w $(KUBE_SRC) 2>/dev/null; rm -rf $(KUBE_SRC) $(MODFILE) && mkdir -p build
 	go mod download k8s.io/kubernetes
-	cp -R "$$(go list -m -f '{{.Dir}}' k8s.io/kubernetes)" $(KUBE_SRC) && chmod -R u+w $(KUBE_SRC)
+	cp -R "$$(go list -m -f '{{.Dir}}' k8s.io/kubernetes)" $(KUBE_SRC); chmod -R u+w $(KUBE_SRC)
 	for p in $(PATCHES); do git apply --directory=$(KUBE_SRC) $$p || exit 1; done
 	cp go.sum build/kubesim.sum
 	sed '/^replace k8s.io\/kubernetes /d' go.mod > $@.tmp
-	echo 'replace k8s.io/kubernetes => $(CURDIR)/$(KUBE_SRC)' >> $@.tmp
+	echo 'replace k8s.io/kubernetes => ./$(KUBE_SRC)' >> $@.tmp
 	mv $@.tmp $@
 
 ## cluster: build, then create the cluster "kubesim" and make it kubectl's context
@@ -86,4 +90,4 @@ bench: build
 	$(BIN) bench create
 
 clean:
-	rm -rf bin build
+	chmod -R u+w build 2>/dev/null; rm -rf bin build
