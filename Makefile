@@ -12,8 +12,7 @@ BIN := $(CURDIR)/bin/kubesim
 
 # k8s.io/kubernetes with kubesim's patches (patches/README.md): a patched
 # copy of the pinned version, which the main module's builds, vets and tests
-# use through a go.mod of their own. Remade when go.mod, go.sum or a patch
-# changes; `make clean` removes it.
+# use through a go.mod of their own; `make clean` removes it.
 PATCH_DIR := patches/k8s.io/kubernetes
 PATCHES  := $(sort $(wildcard $(PATCH_DIR)/*.patch))
 KUBE_SRC := build/kubernetes
@@ -61,8 +60,7 @@ cluster: build
 
 ## test: lint, unit tests, and end-to-end tests against real control planes
 test: build lint
-	KUBESIM_BINARY=$(BIN) go test $(GOMOD) -count=1 -timeout 40m ./...
-	go test $(GOMOD) -count=1 $(PATCHED_PKGS)
+	KUBESIM_BINARY=$(BIN) go test $(GOMOD) -count=1 -timeout 40m ./... $(PATCHED_PKGS)
 	$(NESTED_TEST)
 
 lint: $(MODFILE)
