@@ -10,17 +10,18 @@ LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
            -X github.com/kubesim/kubesim/internal/version.Version=$(VERSION)
 BIN := $(CURDIR)/bin/kubesim
 
-# k8s.io/kubernetes with kubesim's patches (patches/README.md): a patched
-# copy of the pinned version, which the main module's builds, vets and tests
-# use through a go.mod of their own; `make clean` removes it.
-PATCH_DIR := patches/k8s.io/kubernetes
-PATCHES  := $(sort $(wildcard $(PATCH_DIR)/*.patch))
-KUBE_SRC := build/kubernetes
-MODFILE  := $(CURDIR)/build/kubesim.mod
-GOMOD    := -modfile=$(MODFILE)
+# Upstream modules with kubesim's patches (patches/README.md): for each
+# patches/MODULE/, a patched copy of the pinned version in build/src/MODULE,
+# which the main module's builds, vets and tests use through a go.mod of
+# their own; `make clean` removes them.
+PATCHES      := $(sort $(wildcard patches/*/*/*.patch))
+PATCHED_MODS := $(sort $(patsubst patches/%/,%,$(dir $(PATCHES))))
+PATCH_SRC    := build/src
+MODFILE      := $(CURDIR)/build/kubesim.mod
+GOMOD        := -modfile=$(MODFILE)
 # The upstream packages the patches change (read from the patches): their
 # tests, upstream's and the patches', run with ours.
-PATCHED_PKGS := $(sort $(shell sed -n 's|^+++ b/\(.*\)/[^/]*$$|k8s.io/kubernetes/\1|p' $(PATCHES)))
+PATCHED_PKGS := $(sort $(foreach p,$(PATCHES),$(shell sed -n 's|^+++ b/\(.*\)/[^/]*$$|$(patsubst patches/%/,%,$(dir $(p)))/\1|p' $(p))))
 
 CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
 
@@ -41,17 +42,21 @@ build: $(MODFILE)
 install: $(MODFILE)
 	go install $(GOMOD) -ldflags "$(LDFLAGS)" ./cmd/kubesim
 
-# The patch directory is a prerequisite too: removing or renaming a patch
-# changes it. The module cache's files are read-only, and so is a copy cut
-# short: chmod before rm.
-$(MODFILE): go.mod go.sum Makefile $(PATCH_DIR) $(PATCHES)
-	chmod -R u+w $(KUBE_SRC) 2>/dev/null; rm -rf $(KUBE_SRC) $(MODFILE) && mkdir -p build
-	go mod download k8s.io/kubernetes
-	cp -R "$$(go list -m -f '{{.Dir}}' k8s.io/kubernetes)" $(KUBE_SRC); chmod -R u+w $(KUBE_SRC)
-	for p in $(PATCHES); do git apply --directory=$(KUBE_SRC) $$p || exit 1; done
+# The patch directories are prerequisites too: removing or renaming a patch
+# changes them. The module cache's files are read-only, and so is a copy cut
+# short: chmod before rm. Each patched module's replace in go.mod gives way
+# to one pointing at its copy.
+$(MODFILE): go.mod go.sum Makefile $(wildcard patches/*/ patches/*/*/) $(PATCHES)
+	chmod -R u+w $(PATCH_SRC) 2>/dev/null; rm -rf $(PATCH_SRC) $(MODFILE) && mkdir -p $(PATCH_SRC)
 	cp go.sum build/kubesim.sum
-	sed '/^replace k8s.io\/kubernetes /d' go.mod > $@.tmp
-	echo 'replace k8s.io/kubernetes => ./$(KUBE_SRC)' >> $@.tmp
+	cp go.mod $@.tmp
+	for m in $(PATCHED_MODS); do \
+	  go mod download $$m && mkdir -p $(PATCH_SRC)/$$m && rmdir $(PATCH_SRC)/$$m && \
+	  cp -R "$$(go list -m -f '{{.Dir}}' $$m)" $(PATCH_SRC)/$$m && chmod -R u+w $(PATCH_SRC)/$$m || exit 1; \
+	  for p in patches/$$m/*.patch; do git apply --directory=$(PATCH_SRC)/$$m $$p || exit 1; done; \
+	  sed -i -e "\|^replace $$m |d" -e "\|^[[:space:]]*$$m => |d" $@.tmp; \
+	  echo "replace $$m => ./$(PATCH_SRC)/$$m" >> $@.tmp; \
+	done
 	mv $@.tmp $@
 
 ## cluster: build, then create the cluster "kubesim" and make it kubectl's context

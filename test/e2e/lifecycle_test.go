@@ -13,8 +13,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -93,6 +95,8 @@ func TestLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	testOwnCAOnly(t, mustConfig(t, filepath.Join(e.clusterDir("kubesim"), "kubeconfig")), blueCfg)
+
 	blueCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "keep-me"}, Data: map[string]string{"k": "v"}}
 	blue := clientsetFor(t, blueCfg)
 	if _, err := blue.CoreV1().ConfigMaps("default").Create(ctx, blueCM, metav1.CreateOptions{}); err != nil {
@@ -156,6 +160,30 @@ func TestLifecycle(t *testing.T) {
 	}
 	if out := e.must("get", "clusters"); !strings.Contains(out.stderr, "No clusters") {
 		t.Errorf("get clusters after delete --all: %s", out)
+	}
+}
+
+// testOwnCAOnly: an API server takes the client certificates of its own
+// cluster's CA and refuses another cluster's, on every request (the API
+// server keeps the chains a certificate verified to: patches/README.md, 0002).
+func testOwnCAOnly(t *testing.T, own, other *rest.Config) {
+	t.Helper()
+	ctx := context.Background()
+	if len(other.CertData) == 0 && other.CertFile == "" {
+		t.Fatal("the other cluster's kubeconfig has no client certificate")
+	}
+	cross := rest.CopyConfig(own)
+	cross.CertData, cross.KeyData = other.CertData, other.KeyData
+	cross.CertFile, cross.KeyFile = other.CertFile, other.KeyFile
+	ownClient, crossClient := clientsetFor(t, own), clientsetFor(t, cross)
+	for i := 1; i <= 3; i++ {
+		if _, err := ownClient.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err != nil {
+			t.Errorf("request %d with the cluster's own client certificate: %v", i, err)
+		}
+		_, err := crossClient.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{})
+		if !apierrors.IsUnauthorized(err) && !apierrors.IsForbidden(err) {
+			t.Errorf("request %d with another cluster's client certificate: %v, want it refused", i, err)
+		}
 	}
 }
 
