@@ -13,7 +13,7 @@ import (
 
 func TestMemorySharesAddUpToTheLimitOfTheComponentsRun(t *testing.T) {
 	c := &v1alpha1.Cluster{}
-	c.SetDefaults() // 2Gi; no descheduler
+	c.SetDefaults() // 1536Mi; no descheduler
 	var sum int64
 	for _, name := range EnabledComponents(c) {
 		sum += memoryShare(name, c)

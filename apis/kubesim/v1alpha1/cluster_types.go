@@ -67,7 +67,7 @@ type Cluster struct {
 	DisableDPDBController bool `json:"disableDPDBController,omitempty"`
 
 	// MemoryLimit is the memory budget of the control plane's processes
-	// together (default 2Gi; "0" for none), shared out by weight: the API
+	// together (default 1536Mi; "0" for none), shared out by weight: the API
 	// server 45 %, the controller-manager and the scheduler 15 % each, etcd
 	// and the kubelet simulator 10 % each, the dpdb controller and the
 	// descheduler 5 % each. Each process holds its Go memory to its share
@@ -143,7 +143,7 @@ type Scheduler struct {
 }
 
 // DefaultMemoryLimit is Cluster.MemoryLimit unless set.
-var DefaultMemoryLimit = resource.MustParse("2Gi")
+var DefaultMemoryLimit = resource.MustParse("1536Mi")
 
 // DefaultExplainPods is Scheduler.ExplainPods unless set.
 const DefaultExplainPods int32 = 1000
