@@ -14,14 +14,15 @@ BIN := $(CURDIR)/bin/kubesim
 # patches/MODULE/, a patched copy of the pinned version in build/src/MODULE,
 # which the main module's builds, vets and tests use through a go.mod of
 # their own; `make clean` removes them.
-PATCHES      := $(sort $(wildcard patches/*/*/*.patch))
+PATCHES      := $(sort $(shell find patches -name '*.patch'))
 PATCHED_MODS := $(sort $(patsubst patches/%/,%,$(dir $(PATCHES))))
 PATCH_SRC    := build/src
 MODFILE      := $(CURDIR)/build/kubesim.mod
 GOMOD        := -modfile=$(MODFILE)
-# The upstream packages the patches change (read from the patches): their
-# tests, upstream's and the patches', run with ours.
-PATCHED_PKGS := $(sort $(foreach p,$(PATCHES),$(shell sed -n 's|^+++ b/\(.*\)/[^/]*$$|$(patsubst patches/%/,%,$(dir $(p)))/\1|p' $(p))))
+# The upstream packages the patches change (read from the patches' +++ b/
+# lines, Go files outside testdata): their tests, upstream's and the
+# patches', run with ours.
+PATCHED_PKGS := $(sort $(foreach p,$(PATCHES),$(shell sed -n '/\/testdata\//d; s|^+++ b/\(.*\)\.go$$|$(patsubst patches/%/,%,$(dir $(p)))/\1|p' $(p) | sed 's|/[^/]*$$||')))
 
 CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
 
@@ -42,20 +43,19 @@ build: $(MODFILE)
 install: $(MODFILE)
 	go install $(GOMOD) -ldflags "$(LDFLAGS)" ./cmd/kubesim
 
-# The patch directories are prerequisites too: removing or renaming a patch
-# changes them. The module cache's files are read-only, and so is a copy cut
-# short: chmod before rm. Each patched module's replace in go.mod gives way
-# to one pointing at its copy.
-$(MODFILE): go.mod go.sum Makefile $(wildcard patches/*/ patches/*/*/) $(PATCHES)
+# Every directory under patches/ is a prerequisite too: removing or renaming
+# a patch changes one. The module cache's files are read-only, and so is a
+# copy cut short: chmod before rm. Each patched module's replace in go.mod
+# gives way to one pointing at its copy.
+$(MODFILE): go.mod go.sum Makefile $(shell find patches -type d) $(PATCHES)
 	chmod -R u+w $(PATCH_SRC) 2>/dev/null; rm -rf $(PATCH_SRC) $(MODFILE) && mkdir -p $(PATCH_SRC)
 	cp go.sum build/kubesim.sum
 	cp go.mod $@.tmp
 	for m in $(PATCHED_MODS); do \
 	  go mod download $$m && mkdir -p $(PATCH_SRC)/$$m && rmdir $(PATCH_SRC)/$$m && \
-	  cp -R "$$(go list -m -f '{{.Dir}}' $$m)" $(PATCH_SRC)/$$m && chmod -R u+w $(PATCH_SRC)/$$m || exit 1; \
-	  for p in patches/$$m/*.patch; do git apply --directory=$(PATCH_SRC)/$$m $$p || exit 1; done; \
-	  sed -i -e "\|^replace $$m |d" -e "\|^[[:space:]]*$$m => |d" $@.tmp; \
-	  echo "replace $$m => ./$(PATCH_SRC)/$$m" >> $@.tmp; \
+	  cp -R "$$(go list -m -f '{{.Dir}}' $$m)" $(PATCH_SRC)/$$m && chmod -R u+w $(PATCH_SRC)/$$m && \
+	  for p in patches/$$m/*.patch; do git apply --directory=$(PATCH_SRC)/$$m $$p || exit 1; done && \
+	  go mod edit -replace=$$m=./$(PATCH_SRC)/$$m $@.tmp || exit 1; \
 	done
 	mv $@.tmp $@
 
@@ -70,7 +70,7 @@ test: build lint
 
 lint: $(MODFILE)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	go vet $(GOMOD) ./...
+	go vet $(GOMOD) ./... $(PATCHED_PKGS)
 	@for m in $(NESTED); do echo "go vet ($$m)"; go -C $$m vet ./... || exit 1; done
 
 unit: $(MODFILE)
