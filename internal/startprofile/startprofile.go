@@ -3,7 +3,9 @@
 // where kubesim runs, each component writes the CPU profile of its first
 // seconds to DIR/NAME.pprof (read it with go tool pprof). With
 // KUBESIM_PROFILE_WINDOW=90s as well, the profile covers that long: a
-// benchmark's load, not only the start.
+// benchmark's load, not only the start. When the window ends each component
+// also writes its heap profile, DIR/NAME.heap.pprof: what it holds then, for
+// work on memory (most components serve no pprof endpoint).
 package startprofile
 
 import (
@@ -54,7 +56,23 @@ func FromEnv(name string) {
 	time.AfterFunc(window, func() {
 		pprof.StopCPUProfile()
 		_ = f.Close()
+		if err := writeHeapProfile(filepath.Join(dir, name+".heap.pprof")); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", EnvVar, err)
+		}
 	})
+}
+
+// writeHeapProfile writes the heap profile as of the last collection.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // settings are the profile's length and sampling rate (0: pprof's default)

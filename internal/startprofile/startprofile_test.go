@@ -34,25 +34,27 @@ func TestSettings(t *testing.T) {
 	}
 }
 
-// TestWindowWritesProfile: with a window set, the profile is complete once
-// that window has passed, before the default window (3 s) would have: a
-// whole, non-empty gzip stream, as pprof writes.
+// TestWindowWritesProfile: with a window set, the CPU and heap profiles are
+// complete once that window has passed, before the default window (3 s)
+// would have: whole, non-empty gzip streams, as pprof writes.
 func TestWindowWritesProfile(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(EnvVar, dir)
 	t.Setenv(WindowEnvVar, "300ms")
 	FromEnv("test")
-	path := filepath.Join(dir, "test.pprof")
 	deadline := time.Now().Add(startWindow - 500*time.Millisecond)
-	for {
-		n, err := gzipLength(path)
-		if err == nil && n > 0 {
-			return
+	for _, file := range []string{"test.pprof", "test.heap.pprof"} {
+		path := filepath.Join(dir, file)
+		for {
+			n, err := gzipLength(path)
+			if err == nil && n > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s is not a complete profile %v after a 300ms window: %v", path, startWindow-500*time.Millisecond, err)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s is not a complete profile %v after a 300ms window: %v", path, startWindow-500*time.Millisecond, err)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
