@@ -4,7 +4,10 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/cli/globalflag"
 	basecompatibility "k8s.io/component-base/compatibility"
@@ -16,6 +19,7 @@ import (
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 
 	"github.com/kubesim/kubesim/internal/explain/recorder"
+	"github.com/kubesim/kubesim/internal/labelintern"
 )
 
 // newSchedulerCommand is upstream's kube-scheduler command, with the
@@ -68,6 +72,9 @@ func runScheduler(cmd *cobra.Command, opts *options.Options, explainOpts recorde
 	if err != nil {
 		return err
 	}
+	if err := shareLabelStrings(cc.InformerFactory); err != nil {
+		return err
+	}
 	if explainOpts.Pods > 0 {
 		rec := recorder.New(explainOpts.Pods)
 		rec.Install(sched)
@@ -82,4 +89,33 @@ func runScheduler(cmd *cobra.Command, opts *options.Options, explainOpts recorde
 		}
 	}
 	return scheduler.Run(ctx, cc, sched)
+}
+
+// shareLabelStrings has the scheduler's informers keep one copy of each
+// label and selector string (package labelintern), before they start.
+// Pods keep upstream's transform, which drops their managedFields. The
+// owner kinds and Services are the informers upstream's default spreading
+// reads selectors from: a profile without it gets them too, unused.
+func shareLabelStrings(f informers.SharedInformerFactory) error {
+	strs := labelintern.New()
+	pods := func(obj any) (any, error) {
+		if accessor, err := meta.Accessor(obj); err == nil && accessor.GetManagedFields() != nil {
+			accessor.SetManagedFields(nil)
+		}
+		return strs.Transform(obj)
+	}
+	if err := f.Core().V1().Pods().Informer().SetTransform(pods); err != nil {
+		return err
+	}
+	for _, i := range []cache.SharedIndexInformer{
+		f.Core().V1().Services().Informer(),
+		f.Core().V1().ReplicationControllers().Informer(),
+		f.Apps().V1().ReplicaSets().Informer(),
+		f.Apps().V1().StatefulSets().Informer(),
+	} {
+		if err := i.SetTransform(strs.Transform); err != nil {
+			return err
+		}
+	}
+	return nil
 }
