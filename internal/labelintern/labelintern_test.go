@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // fresh is s in memory of its own, as a decoder leaves it.
@@ -93,23 +94,7 @@ func TestTransformKeepsContentAndSharesStrings(t *testing.T) {
 	}
 }
 
-func deepCopy(obj any) any {
-	switch o := obj.(type) {
-	case *v1.Pod:
-		return o.DeepCopy()
-	case *appsv1.ReplicaSet:
-		return o.DeepCopy()
-	case *appsv1.StatefulSet:
-		return o.DeepCopy()
-	case *v1.Service:
-		return o.DeepCopy()
-	case *v1.ReplicationController:
-		return o.DeepCopy()
-	case *v1.Node:
-		return o.DeepCopy()
-	}
-	panic(fmt.Sprintf("no copy for %T", obj))
-}
+func deepCopy(obj any) any { return obj.(runtime.Object).DeepCopyObject() }
 
 func TestTableIsBounded(t *testing.T) {
 	tab := New()
