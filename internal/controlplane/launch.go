@@ -45,7 +45,7 @@ func Launch(ctx context.Context, home string, d clusterdir.Dir, wait time.Durati
 	opts := &SupervisorOptions{Home: home, Name: d.Name}
 	cmd := exec.Command(exe, append([]string{"component", Supervisor}, Args(opts)...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile // a crash's last words; it logs itself
-	cmd.Env = processEnv()
+	cmd.Env = processEnv(gcPercent)
 	// Its own session: the cluster outlives this command and the terminal.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

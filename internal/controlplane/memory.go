@@ -39,11 +39,22 @@ func memoryShare(name string, c *v1alpha1.Cluster) int64 {
 	return c.MemoryLimit.Value() / total * memoryWeights[name]
 }
 
-// componentEnv is processEnv with the component's memory share.
+// componentEnv is processEnv with the component's GOGC and memory share.
 func componentEnv(name string, c *v1alpha1.Cluster) []string {
-	env := processEnv()
+	gogc := gcPercent
+	if name == Etcd {
+		gogc = etcdGCPercent
+	}
+	env := processEnv(gogc)
 	if share := memoryShare(name, c); share > 0 {
 		env = append(env, membudget.EnvVar+"="+strconv.FormatInt(share, 10))
 	}
 	return env
 }
+
+// etcdGCPercent is etcd's GOGC, upstream's default: its live heap is a few
+// tens of MB and collecting it is cheap (5 % of its CPU at 10,000 pods),
+// so the room GOGC=400 would grow its heap to is memory spent for little
+// CPU saved (measured: 50 MiB less RSS after the side-by-side run, for
+// 1–2 CPU-s more of etcd's).
+const etcdGCPercent = "100"

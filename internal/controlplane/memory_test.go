@@ -42,3 +42,19 @@ func TestComponentEnvCarriesTheShareUnlessTheLimitIsZero(t *testing.T) {
 		t.Errorf("%s set with memoryLimit 0", membudget.EnvVar)
 	}
 }
+
+func TestEtcdAloneCollectsAtUpstreamsGOGC(t *testing.T) {
+	c := &v1alpha1.Cluster{}
+	c.SetDefaults()
+	for _, comp := range Components() {
+		want := "GOGC=" + gcPercent
+		if comp.Name == Etcd {
+			want = "GOGC=" + etcdGCPercent
+		}
+		env := componentEnv(comp.Name, c)
+		gogc := slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return !strings.HasPrefix(kv, "GOGC=") })
+		if len(gogc) != 1 || gogc[0] != want {
+			t.Errorf("%s runs with %v, want only %s", comp.Name, gogc, want)
+		}
+	}
+}

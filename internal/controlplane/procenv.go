@@ -14,8 +14,8 @@ import (
 // processEnv is the environment of the supervisor and the components: what
 // a Go program needs, never the rest of the caller's (a Stage template, or
 // a component's crash dump, cannot show a secret that is not there).
-func processEnv() []string {
-	env := []string{"GOGC=" + gcPercent}
+func processEnv(gogc string) []string {
+	env := []string{"GOGC=" + gogc}
 	for _, name := range []string{"PATH", "HOME", "TMPDIR", "TZ", "LANG", "LC_ALL", "GODEBUG", "GOMAXPROCS", "GOMEMLIMIT", startprofile.EnvVar, startprofile.WindowEnvVar} {
 		if v, ok := os.LookupEnv(name); ok {
 			env = append(env, name+"="+v)
@@ -24,7 +24,7 @@ func processEnv() []string {
 	return env
 }
 
-// gcPercent is the GOGC of every component: a simulator's control plane
+// gcPercent is the GOGC of the supervisor and every component but etcd: a simulator's control plane
 // churns through short-lived objects, and collecting garbage four times
 // less often spends memory the machine has (a few hundred MB per
 // component at 10,000 pods) to save CPU it has not.

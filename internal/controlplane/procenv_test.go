@@ -10,7 +10,7 @@ func TestProcessEnvKeepsNoSecrets(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "hunter2")
 	t.Setenv("HOME", "/home/me")
 	t.Setenv("KUBESIM_PROFILE_WINDOW", "90s")
-	env := processEnv()
+	env := processEnv(gcPercent)
 	if slices.ContainsFunc(env, func(kv string) bool { return strings.Contains(kv, "hunter2") }) {
 		t.Errorf("a secret reaches the components: %v", env)
 	}
