@@ -58,3 +58,35 @@ func TestParseTrigger(t *testing.T) {
 		t.Errorf("empty reason: %q %q", plugin, reason)
 	}
 }
+
+func TestSawMarksOnlyTheEvictedPodLeaving(t *testing.T) {
+	tp := &tap{}
+	gone, other := tp.expectLeaving("uid-1"), tp.expectLeaving("uid-2")
+	closed := func(c <-chan struct{}) bool {
+		select {
+		case <-c:
+			return true
+		default:
+			return false
+		}
+	}
+	for _, event := range []string{
+		`{"type":"MODIFIED","object":{"metadata":{"name":"a","uid":"uid-1"},"status":{"phase":"Running"}}}`,
+		`{"type":"MODIFIED","object":{"metadata":{"name":"b","uid":"uid-3","deletionTimestamp":"2026-11-24T00:00:00Z"}}}`,
+		`{"type":"MODIFIED","object":{"metadata":{"name":"c","uid":"uid-4","ownerReferences":[{"uid":"uid-2"}]}}}`,
+	} {
+		tp.saw([]byte(event))
+	}
+	if closed(gone) || closed(other) {
+		t.Fatal("a pod was marked leaving by an event that does not show it terminating")
+	}
+	tp.saw([]byte(`{"type":"MODIFIED","object":{"metadata":{"name":"a","uid":"uid-1","deletionTimestamp":"2026-11-24T00:00:00Z"}}}`))
+	tp.saw([]byte(`{"type":"DELETED","object":{"metadata":{"name":"d","uid":"uid-2"}}}`))
+	if !closed(gone) || !closed(other) {
+		t.Fatal("terminating or deleted pods not marked leaving")
+	}
+	if len(tp.leaving) != 0 {
+		t.Errorf("still awaited: %v", tp.leaving)
+	}
+	tp.saw([]byte(`{"type":"DELETED","object":{"metadata":{"uid":"uid-1"}}}`)) // a second event: no double close
+}

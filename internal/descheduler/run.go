@@ -63,10 +63,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	t := &tap{reader: reader, dryRun: o.DryRun, ownEvents: o.Interval == 0 && !o.DryRun, report: o.OnEviction}
 	cfg := rest.CopyConfig(o.Config)
 	cfg.QPS, cfg.Burst = 1000, 2000
-	if o.DryRun {
-		// JSON, so the tap can add events to the descheduler's watches.
-		cfg.ContentType, cfg.AcceptContentTypes = "application/json", "application/json"
-	}
+	// JSON, so the tap can read the descheduler's pod watches (a real run)
+	// and add events to them (a dry run).
+	cfg.ContentType, cfg.AcceptContentTypes = "application/json", "application/json"
 	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
 		t.next = next
 		return t

@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
@@ -78,10 +79,13 @@ type tap struct {
 	evictions  []Eviction
 	approved   map[string]int32 // budget → dry-run evictions it allowed
 	podWatches []*podWatch      // dry run: the descheduler's pod watches
+	// leaving: pods a real run evicted whose watch event showing them
+	// terminating has not yet reached the descheduler (see awaitLeaving).
+	leaving map[types.UID]chan struct{}
 }
 
 func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
-	if t.dryRun && podWatchPath.MatchString(req.URL.Path) && req.URL.Query().Get("watch") == "true" {
+	if podWatchPath.MatchString(req.URL.Path) && req.URL.Query().Get("watch") == "true" {
 		return t.watchPods(req)
 	}
 	m := evictionPath.FindStringSubmatch(req.URL.Path)
@@ -126,12 +130,19 @@ func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
 		q.Set("dryRun", metav1.DryRunAll)
 		req.URL.RawQuery = q.Encode()
 	}
+	var seen <-chan struct{}
+	if !t.dryRun && pod != nil {
+		seen = t.expectLeaving(pod.UID)
+	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	resp, err := t.next.RoundTrip(req)
+	ok := err == nil && resp.StatusCode >= 200 && resp.StatusCode < 300
+	if seen != nil && !ok {
+		t.stopExpecting(pod.UID)
+	}
 	if err != nil {
 		return nil, err
 	}
-	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	switch {
 	case ok && t.dryRun:
 		ev.Result = WouldEvict
@@ -151,6 +162,9 @@ func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.record(ev)
 	if t.ownEvents && pod != nil {
 		t.writeEvent(ctx, pod, ev)
+	}
+	if ok && seen != nil {
+		t.awaitLeaving(pod.UID, seen) // reported first: the wait is not the eviction's
 	}
 	return resp, nil
 }
@@ -309,9 +323,11 @@ func (t *tap) watchPods(req *http.Request) (*http.Response, error) {
 	in := resp.Body
 	r, w := io.Pipe()
 	pw := &podWatch{out: w}
-	t.mu.Lock()
-	t.podWatches = append(t.podWatches, pw)
-	t.mu.Unlock()
+	if t.dryRun { // only vanish writes to them
+		t.mu.Lock()
+		t.podWatches = append(t.podWatches, pw)
+		t.mu.Unlock()
+	}
 	go func() {
 		// JSON watch events come one per line; pass them on whole, so
 		// added ones never land inside another.
@@ -321,6 +337,7 @@ func (t *tap) watchPods(req *http.Request) (*http.Response, error) {
 			pw.mu.Lock()
 			_, werr := w.Write(line)
 			pw.mu.Unlock()
+			t.saw(line)
 			if err != nil || werr != nil {
 				_ = w.CloseWithError(err)
 				_ = in.Close()
@@ -369,6 +386,59 @@ func (t *tap) vanish(pod *corev1.Pod) {
 	}
 	time.Sleep(indexHandOff)
 }
+
+// expectLeaving notes, before a real eviction is sent, that pod's watch
+// event showing it terminating is awaited: it may come before the answer.
+func (t *tap) expectLeaving(uid types.UID) <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.leaving == nil {
+		t.leaving = map[types.UID]chan struct{}{}
+	}
+	seen := make(chan struct{})
+	t.leaving[uid] = seen
+	return seen
+}
+
+func (t *tap) stopExpecting(uid types.UID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.leaving, uid)
+}
+
+// saw marks the awaited pods a watch event (one JSON line) shows
+// terminating or deleted.
+func (t *tap) saw(event []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for uid, seen := range t.leaving {
+		if !bytes.Contains(event, []byte(`"uid":"`+string(uid)+`"`)) {
+			continue
+		}
+		if bytes.Contains(event, []byte(`"deletionTimestamp"`)) || bytes.HasPrefix(event, []byte(`{"type":"DELETED"`)) {
+			close(seen)
+			delete(t.leaving, uid)
+		}
+	}
+}
+
+// awaitLeaving returns once the descheduler's pod watches have passed on
+// the evicted pod as terminating, with the pause vanish also takes for
+// the informers' index, so the cycle's later plugins do not count the pod
+// (one was seen evicting a second pod as its "duplicate"); a dry run gets
+// the same from vanish. It waits at most leavingTimeout.
+func (t *tap) awaitLeaving(uid types.UID, seen <-chan struct{}) {
+	select {
+	case <-seen:
+		time.Sleep(indexHandOff)
+	case <-time.After(leavingTimeout):
+		t.stopExpecting(uid)
+	}
+}
+
+// leavingTimeout bounds awaitLeaving: a pod no watch of the descheduler
+// covers never shows up there.
+const leavingTimeout = 5 * time.Second
 
 // indexHandOff is the pause vanish allows an informer to move a queued
 // deletion into its index.
