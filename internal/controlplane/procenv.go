@@ -24,10 +24,11 @@ func processEnv(gogc string) []string {
 	return env
 }
 
-// gcPercent is the GOGC of the supervisor and every component but etcd: a simulator's control plane
-// churns through short-lived objects, and collecting garbage four times
-// less often spends memory the machine has (a few hundred MB per
-// component at 10,000 pods) to save CPU it has not.
+// gcPercent is the GOGC of the supervisor and every component but etcd
+// (etcdGCPercent): a simulator's control plane churns through short-lived
+// objects, and collecting garbage four times less often spends memory the
+// machine has (a few hundred MB per component at 10,000 pods) to save CPU
+// it has not.
 const gcPercent = "400"
 
 // logWriter is the log of a component (or of the supervisor), rotated as
