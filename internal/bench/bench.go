@@ -88,6 +88,9 @@ type Phase struct {
 	// Peak is each component's highest RSS so far (its processes' VmHWM):
 	// their sum bounds the cluster's peak from above.
 	Peak map[string]int64
+	// FloorOf names the floor's phase that does the writes this phase
+	// cannot do without, for the same objects: the least it can take.
+	FloorOf string
 }
 
 // Measure runs step and records its time and each component's usage.
@@ -106,11 +109,16 @@ func (c *Cluster) Measure(name string, count int, step func() error) (Phase, err
 	return Phase{Name: name, Count: count, Took: took, CPU: cpuSince(before, after), RSS: rss, Peak: peak}, nil
 }
 
-// Report prints phases: time, rate, and CPU seconds and RSS per component.
-func Report(w io.Writer, phases []Phase) {
+// Report prints phases: time, rate, how many times its floor's time a
+// phase took (if floor, measured in the same run, has that phase), and
+// CPU seconds and RSS per component.
+func Report(w io.Writer, phases, floor []Phase) {
 	for _, p := range phases {
 		rate := float64(p.Count) / p.Took.Seconds()
 		fmt.Fprintf(w, "%s: %d in %.2fs (%.0f/s)\n", p.Name, p.Count, p.Took.Seconds(), rate)
+		if f, ok := floorFor(p, floor); ok {
+			fmt.Fprintf(w, "  %.2f× the floor (%s: %d in %.2fs)\n", p.Took.Seconds()/f.Took.Seconds(), f.Name, f.Count, f.Took.Seconds())
+		}
 		var names []string
 		var total time.Duration
 		for n, cpu := range p.CPU {
@@ -130,6 +138,17 @@ func Report(w io.Writer, phases []Phase) {
 		}
 		fmt.Fprintf(w, "  %-24s %9.1f %7s %7dMi %7dMi\n", "total", total.Seconds(), "", rss>>20, peak>>20)
 	}
+}
+
+// floorFor is the phase of floor that p names as its floor, if it handled
+// as many objects.
+func floorFor(p Phase, floor []Phase) (Phase, bool) {
+	for _, f := range floor {
+		if p.FloorOf != "" && f.Name == p.FloorOf && f.Count == p.Count && f.Took > 0 {
+			return f, true
+		}
+	}
+	return Phase{}, false
 }
 
 // podCounter watches the benchmark's pods and counts them by state.

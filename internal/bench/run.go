@@ -14,33 +14,52 @@ type RunOptions struct {
 	Home   string            // kubesim's home, where the cluster lives
 	Config *v1alpha1.Cluster // the cluster's shape (nil: defaults); its name is replaced
 	Size   Size
-	Keep   bool      // keep the cluster afterwards, to look into it
-	Out    io.Writer // the phases measured
-	Log    io.Writer // the note that the cluster is kept
+	Keep   bool // keep the cluster afterwards, to look into it
+	// Floor first measures the floor the scenario's phases are set
+	// against, in a cluster of its own, deleted before the scenario's.
+	Floor bool
+	Out   io.Writer // the phases measured
+	Log   io.Writer // the note that the cluster is kept
 }
 
 // Run creates a throwaway cluster, runs the scenario in it, prints the
 // phases it measured (those before a failure too) and deletes the cluster
-// unless o.Keep.
+// unless o.Keep. With o.Floor, the floor of those phases is measured
+// first, printed, and each phase says how many times its floor it took.
 func (s Scenario) Run(ctx context.Context, o RunOptions) error {
+	var floor []Phase
+	if o.Floor && s.FloorSize != nil {
+		var err error
+		floor, err = FloorScenario.measure(ctx, o, "-floor", s.FloorSize(o.Size), false)
+		Report(o.Out, floor, nil)
+		if err != nil {
+			return err
+		}
+	}
+	phases, err := s.measure(ctx, o, "", o.Size, o.Keep)
+	Report(o.Out, phases, floor)
+	return err
+}
+
+// measure runs the scenario at size in a throwaway cluster, named after
+// this process with suffix, and deletes the cluster unless keep.
+func (s Scenario) measure(ctx context.Context, o RunOptions, suffix string, size Size, keep bool) ([]Phase, error) {
 	cfg := &v1alpha1.Cluster{}
 	if o.Config != nil {
 		cfg = o.Config.DeepCopy()
 	}
-	cfg.Name = fmt.Sprintf("bench-%d", os.Getpid())
+	cfg.Name = fmt.Sprintf("bench-%d%s", os.Getpid(), suffix)
 	if s.WithoutKubeletSim {
 		cfg.DisableKubeletSim = true
 	}
 	c, err := NewCluster(ctx, o.Home, cfg, io.Discard)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if o.Keep {
+	if keep {
 		fmt.Fprintf(o.Log, "Keeping cluster %q (kubesim delete cluster --name %s)\n", c.Name, c.Name)
 	} else {
 		defer c.Delete(context.Background())
 	}
-	phases, err := s.Measure(ctx, c, o.Size)
-	Report(o.Out, phases)
-	return err
+	return s.Measure(ctx, c, size)
 }

@@ -31,6 +31,9 @@ type Scenario struct {
 	Default Size
 	// WithoutKubeletSim leaves the simulator out of the cluster.
 	WithoutKubeletSim bool
+	// FloorSize is what the floor must measure for the scenario's phases
+	// to be set against it; nil for the floor itself.
+	FloorSize func(Size) Size
 }
 
 // usualSize is the size of every benchmark but scale, unless told.
@@ -38,13 +41,24 @@ var usualSize = Size{Nodes: 1000, Pods: 10000}
 
 // The benchmarks of `kubesim bench`.
 var (
-	NodesScenario      = Scenario{Measure: Nodes, Default: usualSize}
-	PodsScenario       = Scenario{Measure: PodsOnOneNode, Default: usualSize}
-	DeploymentScenario = Scenario{Measure: Deployment, Default: usualSize}
+	NodesScenario      = Scenario{Measure: Nodes, Default: usualSize, FloorSize: nodesOnly}
+	PodsScenario       = Scenario{Measure: PodsOnOneNode, Default: usualSize, FloorSize: podsOnly}
+	DeploymentScenario = Scenario{Measure: Deployment, Default: usualSize, FloorSize: nodesAndPods}
 	FloorScenario      = Scenario{Measure: Floor, WithoutKubeletSim: true, Default: usualSize}
 	// ScaleScenario is KWOK's promise ("1k nodes and 100k pods") and more:
 	// 10,000 nodes, 100,000 pods, held for 10 minutes.
-	ScaleScenario = Scenario{Measure: Scale, Default: Size{Nodes: 10000, Pods: 100000, Hold: 10 * time.Minute}}
+	ScaleScenario = Scenario{Measure: Scale, Default: Size{Nodes: 10000, Pods: 100000, Hold: 10 * time.Minute}, FloorSize: nodesAndPods}
+)
+
+func nodesOnly(s Size) Size    { return Size{Nodes: s.Nodes} }
+func podsOnly(s Size) Size     { return Size{Pods: s.Pods} }
+func nodesAndPods(s Size) Size { return Size{Nodes: s.Nodes, Pods: s.Pods} }
+
+// The floor's phases, which the scenarios' phases name as their floor.
+const (
+	floorPodsCreated  = "floor: pods created (nothing else)"
+	floorPodsDeleted  = "floor: pods deleted at once and gone"
+	floorNodesCreated = "floor: nodes created (nothing else)"
 )
 
 // Nodes measures s.Nodes simulated nodes created and Ready (and
@@ -53,6 +67,7 @@ func Nodes(ctx context.Context, c *Cluster, s Size) ([]Phase, error) {
 	p, err := c.Measure("nodes created and Ready", s.Nodes, func() error {
 		return scale.Nodes(ctx, c.Client, scale.Options{Replicas: s.Nodes, Wait: 10 * time.Minute})
 	})
+	p.FloorOf = floorNodesCreated
 	if err != nil || s.Hold <= 0 {
 		return []Phase{p}, err
 	}
@@ -150,6 +165,7 @@ func PodsOnOneNode(ctx context.Context, c *Cluster, s Size) ([]Phase, error) {
 		}
 		return counter.waitFor(ctx, 10*time.Minute, "pods gone", gone)
 	})
+	up.FloorOf, down.FloorOf = floorPodsCreated, floorPodsDeleted
 	return []Phase{up, down}, err
 }
 
@@ -169,6 +185,7 @@ func Deployment(ctx context.Context, c *Cluster, s Size) ([]Phase, error) {
 		}
 		return counter.waitFor(ctx, podsWait(replicas), "pods Running", running(replicas))
 	})
+	up.FloorOf = floorPodsCreated
 	return append(nodePhase, up), err
 }
 
@@ -186,19 +203,19 @@ func Scale(ctx context.Context, c *Cluster, s Size) ([]Phase, error) {
 	counter := newPodCounter(ctx, c.Client)
 	defer counter.stop()
 	for _, step := range []struct {
-		name string
-		run  func() error
+		name, floorOf string
+		run           func() error
 	}{
-		{"pods (nodeName set, spread over the nodes) created and Running", func() error {
+		{"pods (nodeName set, spread over the nodes) created and Running", floorPodsCreated, func() error {
 			if err := createPods(ctx, c, s.Pods, func(i int) string { return scale.NodeName(i % s.Nodes) }); err != nil {
 				return err
 			}
 			return counter.waitFor(ctx, podsWait(s.Pods), "pods Running", running(s.Pods))
 		}},
-		{fmt.Sprintf("nodes Ready and pods Running, held for %s", s.Hold), func() error {
+		{fmt.Sprintf("nodes Ready and pods Running, held for %s", s.Hold), "", func() error {
 			return holdSteady(ctx, c, s.Hold, counter)
 		}},
-		{"pods deleted and gone", func() error {
+		{"pods deleted and gone", floorPodsDeleted, func() error {
 			if err := deletePods(ctx, c, s.Pods, metav1.DeleteOptions{}); err != nil {
 				return err
 			}
@@ -209,6 +226,7 @@ func Scale(ctx context.Context, c *Cluster, s Size) ([]Phase, error) {
 		if err != nil {
 			return phases, err
 		}
+		p.FloorOf = step.floorOf
 		phases = append(phases, p)
 	}
 	return phases, nil
@@ -237,36 +255,47 @@ func benchDeployment(replicas int) *appsv1.Deployment {
 
 // Floor measures the control plane alone, with no simulator in the
 // cluster: s.Pods pods created (bound to one node), the same pods deleted
-// at once, and s.Nodes nodes created. Every simulated pod or node needs these
-// writes and more, so these times are the least any simulator can take for
-// the same objects on this machine.
+// at once, and s.Nodes nodes created; a part whose size is 0 is left out.
+// Every simulated pod or node needs these writes and more, so these times
+// are the least any simulator can take for the same objects on this machine.
 func Floor(ctx context.Context, c *Cluster, s Size) ([]Phase, error) {
-	nodes, n := s.Nodes, s.Pods
-	if err := scale.Nodes(ctx, c.Client, scale.Options{Replicas: 1}); err != nil {
-		return nil, err
-	}
-	counter := newPodCounter(ctx, c.Client)
-	defer counter.stop()
-	created, err := c.Measure("floor: pods created (nothing else)", n, func() error {
-		return createPods(ctx, c, n, onBigNode)
-	})
-	if err != nil {
-		return nil, err
-	}
-	// Grace 0: one write per pod, where a graceful delete takes two.
-	deleted, err := c.Measure("floor: pods deleted at once and gone", n, func() error {
-		if err := deletePods(ctx, c, n, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))}); err != nil {
-			return err
+	var phases []Phase
+	if n := s.Pods; n > 0 {
+		if err := scale.Nodes(ctx, c.Client, scale.Options{Replicas: 1}); err != nil {
+			return nil, err
 		}
-		return counter.waitFor(ctx, 10*time.Minute, "pods gone", gone)
-	})
-	if err != nil {
-		return []Phase{created}, err
+		counter := newPodCounter(ctx, c.Client)
+		defer counter.stop()
+		created, err := c.Measure(floorPodsCreated, n, func() error {
+			return createPods(ctx, c, n, onBigNode)
+		})
+		if err != nil {
+			return nil, err
+		}
+		phases = append(phases, created)
+		// Grace 0: one write per pod, where a graceful delete takes two.
+		deleted, err := c.Measure(floorPodsDeleted, n, func() error {
+			if err := deletePods(ctx, c, n, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))}); err != nil {
+				return err
+			}
+			return counter.waitFor(ctx, 10*time.Minute, "pods gone", gone)
+		})
+		if err != nil {
+			return phases, err
+		}
+		phases = append(phases, deleted)
 	}
-	nodesCreated, err := c.Measure("floor: nodes created (nothing else)", nodes, func() error {
-		return scale.Nodes(ctx, c.Client, scale.Options{Replicas: nodes})
-	})
-	return []Phase{created, deleted, nodesCreated}, err
+	if nodes := s.Nodes; nodes > 0 {
+		// scale.Nodes counts the node the pods went to among the replicas.
+		nodesCreated, err := c.Measure(floorNodesCreated, nodes, func() error {
+			return scale.Nodes(ctx, c.Client, scale.Options{Replicas: nodes})
+		})
+		if err != nil {
+			return phases, err
+		}
+		phases = append(phases, nodesCreated)
+	}
+	return phases, nil
 }
 
 // onBigNode puts every pod on bigNodeName.

@@ -24,7 +24,7 @@ func newBenchCommand() *cobra.Command {
 
 type benchFlags struct {
 	nodes, pods int
-	keep        bool
+	keep, floor bool
 	config      string
 	hold        time.Duration
 }
@@ -50,7 +50,7 @@ func newBenchScenarioCommand(use, short string, scenario bench.Scenario) *cobra.
 				return err
 			}
 			return scenario.Run(cmd.Context(), bench.RunOptions{
-				Home: home, Config: cfg, Keep: f.keep, Out: cmd.OutOrStdout(), Log: cmd.ErrOrStderr(),
+				Home: home, Config: cfg, Keep: f.keep, Floor: f.floor, Out: cmd.OutOrStdout(), Log: cmd.ErrOrStderr(),
 				Size: bench.Size{Nodes: f.nodes, Pods: f.pods, Hold: f.hold},
 			})
 		},
@@ -60,6 +60,9 @@ func newBenchScenarioCommand(use, short string, scenario bench.Scenario) *cobra.
 	cmd.Flags().BoolVar(&f.keep, "keep", false, "keep the cluster afterwards, to look into it")
 	cmd.Flags().DurationVar(&f.hold, "hold", scenario.Default.Hold, "nodes, scale: then watch them this long, failing if a node stops being Ready (or a pod Running)")
 	cmd.Flags().StringVar(&f.config, "config", "", "a kubesim.io/v1alpha1 Cluster file for the throwaway cluster (its name is replaced)")
+	if scenario.FloorSize != nil {
+		cmd.Flags().BoolVar(&f.floor, "floor", true, "first time the control plane alone (no simulator) making the same writes, in a cluster of its own, and print each phase's ratio to it")
+	}
 	return cmd
 }
 

@@ -7,37 +7,83 @@ import (
 )
 
 // TestBenchScenarios runs each `kubesim bench` scenario small: each must
-// finish, report every phase with its count, and leave no cluster behind.
-// Speed itself is the benchmarks' business, not this test's.
+// finish, report every phase with its count (the floor's phases first,
+// measured in a cluster of its own, and each phase's ratio to its floor),
+// and leave no cluster behind. Speed itself is the benchmarks' business,
+// not this test's.
 func TestBenchScenarios(t *testing.T) {
 	e := newEnv(t)
+	const (
+		floorCreated = "floor: pods created (nothing else)"
+		floorDeleted = "floor: pods deleted at once and gone"
+		floorNodes   = "floor: nodes created (nothing else)"
+	)
 	for _, tc := range []struct {
 		args   []string
 		phases []string
-		// sim says whether the kubelet simulator runs in the cluster.
+		// floors are the floor's phases each phase is set against ("": none).
+		floors []string
+		// sim says whether the kubelet simulator runs in the scenario's cluster.
 		sim bool
 	}{
-		{[]string{"nodes", "--nodes", "5"}, []string{"nodes created and Ready: 5 in"}, true},
-		{[]string{"pods", "--pods", "20"}, []string{"pods (nodeName set) created and Running: 20 in", "pods deleted and gone: 20 in"}, true},
-		{[]string{"deployment", "--nodes", "3", "--pods", "12"}, []string{"nodes created and Ready: 3 in", "deployment pods scheduled and Running: 12 in"}, true},
+		{[]string{"nodes", "--nodes", "5"}, []string{"nodes created and Ready: 5 in"}, []string{floorNodes + ": 5 in"}, true},
+		{[]string{"nodes", "--nodes", "5", "--floor=false"}, []string{"nodes created and Ready: 5 in"}, []string{""}, true},
+		{[]string{"pods", "--pods", "20"}, []string{"pods (nodeName set) created and Running: 20 in", "pods deleted and gone: 20 in"},
+			[]string{floorCreated + ": 20 in", floorDeleted + ": 20 in"}, true},
+		{[]string{"deployment", "--nodes", "3", "--pods", "12"}, []string{"nodes created and Ready: 3 in", "deployment pods scheduled and Running: 12 in"},
+			[]string{floorNodes + ": 3 in", floorCreated + ": 12 in"}, true},
 		{[]string{"scale", "--nodes", "3", "--pods", "12", "--hold", "3s"}, []string{"nodes created and Ready: 3 in", "pods (nodeName set, spread over the nodes) created and Running: 12 in",
-			"nodes Ready and pods Running, held for 3s: 12 in", "pods deleted and gone: 12 in"}, true},
-		{[]string{"floor", "--nodes", "5", "--pods", "20"}, []string{"floor: pods created (nothing else): 20 in", "floor: pods deleted at once and gone: 20 in", "floor: nodes created (nothing else): 5 in"}, false},
+			"nodes Ready and pods Running, held for 3s: 12 in", "pods deleted and gone: 12 in"},
+			[]string{floorNodes + ": 3 in", floorCreated + ": 12 in", "", floorDeleted + ": 12 in"}, true},
+		{[]string{"floor", "--nodes", "5", "--pods", "20"}, []string{floorCreated + ": 20 in", floorDeleted + ": 20 in", floorNodes + ": 5 in"}, []string{"", "", ""}, false},
 	} {
-		t.Run(tc.args[0], func(t *testing.T) {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			e := e.in(t)
 			r := e.must(append([]string{"bench"}, tc.args...)...)
-			for _, p := range tc.phases {
-				if !strings.Contains(r.stdout, p) {
+			lines := strings.Split(r.stdout, "\n")
+			lineOf := func(prefix string) int {
+				for i, l := range lines {
+					if strings.HasPrefix(l, prefix) {
+						return i
+					}
+				}
+				return -1
+			}
+			ratio := regexp.MustCompile(`^  [0-9]+\.[0-9]{2}× the floor \((.*)\.[0-9]{2}s\)$`)
+			for i, p := range tc.phases {
+				at := lineOf(p)
+				if at < 0 || at+1 >= len(lines) {
 					t.Errorf("bench %v: no phase %q in:\n%s", tc.args, p, r.stdout)
+					continue
+				}
+				// A phase's ratio line comes right after its own line; the
+				// floor's phase is printed before it.
+				m := ratio.FindStringSubmatch(lines[at+1])
+				switch f := tc.floors[i]; {
+				case f == "" && m != nil:
+					t.Errorf("bench %v: phase %q has a ratio to a floor: %q", tc.args, p, lines[at+1])
+				case f != "" && (m == nil || !strings.HasPrefix(m[1], f)):
+					t.Errorf("bench %v: phase %q: line after it %q, want its ratio to %q", tc.args, p, lines[at+1], f)
+				case f != "":
+					if fa := lineOf(f); fa < 0 || fa > at {
+						t.Errorf("bench %v: the floor's phase %q is not printed before %q:\n%s", tc.args, f, p, r.stdout)
+					}
 				}
 			}
 			if !regexp.MustCompile(`(?m)^\s+total\s+[0-9.]+\s+[0-9]+Mi\s+[0-9]+Mi$`).MatchString(r.stdout) {
 				t.Errorf("bench %v: no total row with RSS and peak RSS in:\n%s", tc.args, r.stdout)
 			}
-			// Each phase has its per-component table; the API server is always in it.
-			if got := strings.Count(r.stdout, "kube-apiserver"); got != len(tc.phases) {
-				t.Errorf("bench %v: %d kube-apiserver rows for %d phases:\n%s", tc.args, got, len(tc.phases), r.stdout)
+			// Each phase, the floor's too, has its per-component table; the
+			// API server is always in it.
+			want := len(tc.phases)
+			if tc.args[0] != "floor" {
+				want += strings.Count(r.stdout, "\nfloor: ")
+				if strings.HasPrefix(r.stdout, "floor: ") {
+					want++
+				}
+			}
+			if got := strings.Count(r.stdout, "kube-apiserver"); got != want {
+				t.Errorf("bench %v: %d kube-apiserver rows for %d phases:\n%s", tc.args, got, want, r.stdout)
 			}
 			if sim := regexp.MustCompile(`(?m)^\s+kubelet-sim\s`).MatchString(r.stdout); sim != tc.sim {
 				t.Errorf("bench %v: kubelet-sim row present = %v, want %v:\n%s", tc.args, sim, tc.sim, r.stdout)
