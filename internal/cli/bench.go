@@ -61,7 +61,7 @@ func newBenchScenarioCommand(use, short string, scenario bench.Scenario) *cobra.
 	cmd.Flags().DurationVar(&f.hold, "hold", scenario.Default.Hold, "nodes, scale: then watch them this long, failing if a node stops being Ready (or a pod Running)")
 	cmd.Flags().StringVar(&f.config, "config", "", "a kubesim.io/v1alpha1 Cluster file for the throwaway cluster (its name is replaced)")
 	if scenario.FloorSize != nil {
-		cmd.Flags().BoolVar(&f.floor, "floor", true, "first time the control plane alone (no simulator) making the same writes, in a cluster of its own, and print each phase's ratio to it")
+		cmd.Flags().BoolVar(&f.floor, "floor", true, "first time the control plane alone (no simulator) making the same nodes and pods, in fresh clusters of its own, and print each phase's ratio to it")
 	}
 	return cmd
 }
