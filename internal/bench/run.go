@@ -16,7 +16,7 @@ type RunOptions struct {
 	Size   Size
 	Keep   bool // keep the cluster afterwards, to look into it
 	// Floor first measures the floor the scenario's phases are set
-	// against, in a cluster of its own, deleted before the scenario's.
+	// against, each part in a fresh cluster, deleted before the scenario's.
 	Floor bool
 	Out   io.Writer // the phases measured
 	Log   io.Writer // the note that the cluster is kept
