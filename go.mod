@@ -1,6 +1,8 @@
 module github.com/kubesim/kubesim
 
-go 1.26.0
+go 1.27
+
+toolchain go1.27.3
 
 godebug default=go1.26
 

@@ -1,6 +1,8 @@
 module github.com/kubesim/kubesim/examples/controller-test
 
-go 1.26.0
+go 1.27
+
+toolchain go1.27.3
 
 require (
 	github.com/kubesim/kubesim/pkg/kubesimtest v0.0.0

@@ -1,6 +1,8 @@
 module github.com/kubesim/kubesim/pkg/kubesimtest
 
-go 1.26.0
+go 1.27
+
+toolchain go1.27.3
 
 require (
 	k8s.io/api v0.36.3

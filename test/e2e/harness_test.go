@@ -1,3 +1,5 @@
+//go:build e2e
+
 // Package e2e drives the kubesim binary as a user would, against real
 // control planes it starts, and checks what a user would see.
 package e2e
