@@ -23,8 +23,9 @@ func explain(jsonData []byte, obj any, err error) error {
 	if !errors.As(json.Unmarshal(jsonData, fresh), &typeErr) || typeErr.Field == "" {
 		return err
 	}
+	field := schemaPath(reflect.TypeOf(obj), typeErr.Field)
 	got, each := describe(typeErr.Value), ""
-	if v, ok := valueAt(jsonData, typeErr.Field); ok {
+	if v, ok := valueAt(jsonData, field); ok {
 		switch {
 		case describe(kindOf(v)) == got:
 			got = literal(v)
@@ -34,7 +35,62 @@ func explain(jsonData []byte, obj any, err error) error {
 			each = "each value "
 		}
 	}
-	return fmt.Errorf("%s: %smust be %s, got %s", typeErr.Field, each, expected(typeErr.Type, got), got)
+	return fmt.Errorf("%s: %smust be %s, got %s", field, each, expected(typeErr.Type, got), got)
+}
+
+// schemaPath is an UnmarshalTypeError's Field without the list indices and
+// map keys Go 1.27 puts in it ("profiles.0", "labels.zone"): the field as
+// the schema names it, which the message says of each item or value.
+func schemaPath(t reflect.Type, field string) string {
+	var kept []string
+	for _, segment := range strings.Split(field, ".") {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch t.Kind() {
+		case reflect.Slice, reflect.Array, reflect.Map:
+			t = t.Elem() // the segment is an index or a key
+			continue
+		case reflect.Struct:
+			f, ok := jsonField(t, segment)
+			if !ok {
+				return field
+			}
+			t = f.Type
+		default:
+			return field
+		}
+		kept = append(kept, segment)
+	}
+	return strings.Join(kept, ".")
+}
+
+// jsonField is the field of struct type t that encoding/json decodes the
+// key name into, looking into embedded structs as it does.
+func jsonField(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if tag == "-" {
+			continue
+		}
+		if f.Anonymous && tag == "" {
+			embedded := f.Type
+			if embedded.Kind() == reflect.Pointer {
+				embedded = embedded.Elem()
+			}
+			if embedded.Kind() == reflect.Struct {
+				if inner, ok := jsonField(embedded, name); ok {
+					return inner, true
+				}
+			}
+			continue
+		}
+		if tag == name || tag == "" && strings.EqualFold(f.Name, name) {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 // describe says what kind of JSON value an UnmarshalTypeError's Value
