@@ -9,19 +9,20 @@ import (
 	"time"
 
 	"github.com/kubesim/kubesim/internal/controlplane"
+	"github.com/kubesim/kubesim/internal/supervisor"
 )
 
 // CreatePhases are the parts of create → ready, in order, each ending at
 // a line of the supervisor's log (or, for the last, at create's return).
 var CreatePhases = []struct{ Name, EndsAt string }{
 	{"prepare", "started " + controlplane.Etcd + " "}, // files, certificates, launching the supervisor
-	{controlplane.Etcd, controlplane.Etcd + " " + controlplane.ReadyMark},
-	{controlplane.KubeAPIServer, controlplane.KubeAPIServer + " " + controlplane.ReadyMark}, // serving
+	{controlplane.Etcd, controlplane.Etcd + " " + supervisor.ReadyMark},
+	{controlplane.KubeAPIServer, controlplane.KubeAPIServer + " " + supervisor.ReadyMark}, // serving
 	// CRDs, RBAC, namespaces, written while the API server's own start-up
 	// hooks finish, until it is ready.
-	{"bootstrap", controlplane.KubeAPIServer + " " + controlplane.SetUpMark},
-	{"components", controlplane.StartedMark}, // the rest started and ready
-	{"return", ""},                           // create notices and writes the kubeconfig
+	{"bootstrap", controlplane.KubeAPIServer + " " + supervisor.SetUpMark},
+	{"components", supervisor.StartedMark}, // the rest started and ready
+	{"return", ""},                         // create notices and writes the kubeconfig
 }
 
 // createPhases splits a create that began at began and returned at ended

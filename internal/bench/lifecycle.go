@@ -16,7 +16,7 @@ import (
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/cluster"
 	"github.com/kubesim/kubesim/internal/clusterdir"
-	"github.com/kubesim/kubesim/internal/controlplane"
+	"github.com/kubesim/kubesim/internal/supervisor"
 )
 
 // LifecycleSteps are the steps Lifecycle times, in order.
@@ -93,7 +93,7 @@ func lifecycleRun(ctx context.Context, p *cluster.Provider, name string) (took, 
 		}
 		took = append(took, time.Since(start))
 		if i == 0 {
-			log := clusterdir.For(p.Home, name).Log(controlplane.Supervisor)
+			log := clusterdir.For(p.Home, name).Log(supervisor.Name)
 			if phases, err = createPhasesOf(log, start, created); err != nil {
 				return nil, nil, fmt.Errorf("create: %w", err)
 			}

@@ -14,7 +14,9 @@ import (
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/controlplane"
+	"github.com/kubesim/kubesim/internal/credentials"
 	"github.com/kubesim/kubesim/internal/scale"
+	"github.com/kubesim/kubesim/internal/supervisor"
 	kubesimversion "github.com/kubesim/kubesim/internal/version"
 )
 
@@ -46,9 +48,9 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 	if c.Status, err = resolveStatus(c); err != nil {
 		return err
 	}
-	var owner controlplane.Owner
+	var owner supervisor.Owner
 	if opts.OwnerPID != 0 {
-		if owner, err = controlplane.NewOwner(opts.OwnerPID); err != nil {
+		if owner, err = supervisor.NewOwner(opts.OwnerPID); err != nil {
 			return err
 		}
 	}
@@ -96,7 +98,7 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 		}
 	}
 	p.logf(" ✓ Certificates, keys and kubeconfigs written to %s", d.Path)
-	if err := controlplane.Launch(ctx, p.Home, d, opts.Wait); err != nil {
+	if err := supervisor.Launch(ctx, p.Home, d, opts.Wait); err != nil {
 		if !opts.Retain {
 			err = fmt.Errorf("%w (run again with --retain to keep the cluster and its logs)", err)
 		}
@@ -110,7 +112,7 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 		if c.DisableKubeletSim {
 			opts.Nodes.Wait = 0 // nothing here will make them Ready
 		}
-		client, err := controlplane.AdminClient(d, 0)
+		client, err := credentials.AdminClient(d, 0)
 		if err != nil {
 			return err
 		}
@@ -165,10 +167,10 @@ func writeClusterFiles(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 		return err
 	}
 	c.Status.CreatedAt, c.Status.Ports = metav1.Now(), ports
-	if err := controlplane.WriteCredentials(d, c); err != nil {
+	if err := credentials.Write(d, c, controlplane.Identities()); err != nil {
 		return fmt.Errorf("writing credentials: %w", err)
 	}
-	if err := controlplane.WriteKubeconfigs(d, c); err != nil {
+	if err := credentials.WriteKubeconfigs(d, c, controlplane.Identities()); err != nil {
 		return err
 	}
 	// Last: a cluster.yaml means a whole cluster. A crash before it leaves

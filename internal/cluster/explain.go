@@ -6,7 +6,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubesim/kubesim/internal/controlplane"
+	"github.com/kubesim/kubesim/internal/credentials"
 	"github.com/kubesim/kubesim/internal/explain"
 )
 
@@ -23,7 +23,7 @@ func (p *Provider) Explainer(name string) (*explain.Client, kubernetes.Interface
 	if pods := c.Scheduler.ExplainPods; pods != nil && *pods == 0 {
 		return nil, nil, fmt.Errorf("cluster %q records no scheduling attempts: its scheduler.explainPods is 0", name)
 	}
-	cfg, err := controlplane.AdminConfig(d)
+	cfg, err := credentials.AdminConfig(d)
 	if err != nil {
 		return nil, nil, err
 	}

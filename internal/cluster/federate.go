@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubesim/kubesim/internal/controlplane"
 	"github.com/kubesim/kubesim/internal/dpdb"
 )
 
@@ -34,7 +33,7 @@ func (p *Provider) Federate(ctx context.Context, names []string) error {
 		if err != nil {
 			return err
 		}
-		if kubeconfigs[name], err = controlplane.FederationKubeconfig(d, c); err != nil {
+		if kubeconfigs[name], err = dpdb.FederationKubeconfig(d, c); err != nil {
 			return fmt.Errorf("cluster %s: federation credentials: %w", name, err)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
-	"github.com/kubesim/kubesim/internal/controlplane"
+	"github.com/kubesim/kubesim/internal/credentials"
 	"github.com/kubesim/kubesim/internal/kubeconfig"
 )
 
@@ -48,7 +48,7 @@ func (p *Provider) useContext(d clusterdir.Dir) error {
 	if err != nil {
 		return err
 	}
-	admin, err := controlplane.AdminKubeconfig(d, c)
+	admin, err := credentials.AdminKubeconfig(d, c)
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (p *Provider) useContext(d clusterdir.Dir) error {
 	if err != nil {
 		return err
 	}
-	name := controlplane.ContextName(c.Name)
+	name := credentials.ContextName(c.Name)
 	if err := p.editKubeconfig(func(doc *kubeconfig.Doc) error { return doc.Merge(ours, name) }); err != nil {
 		return fmt.Errorf("writing context %s to %s: %w", name, p.UserKubeconfig(), err)
 	}
@@ -68,7 +68,7 @@ func (p *Provider) useContext(d clusterdir.Dir) error {
 // it reports whether the context was there.
 func (p *Provider) removeContext(clusterName string) (removed bool, err error) {
 	err = p.editKubeconfig(func(doc *kubeconfig.Doc) error {
-		removed, err = doc.Remove(controlplane.ContextName(clusterName))
+		removed, err = doc.Remove(credentials.ContextName(clusterName))
 		return err
 	})
 	return removed, err
@@ -93,7 +93,7 @@ func (p *Provider) CurrentCluster() string {
 	if err != nil {
 		return v1alpha1.DefaultClusterName
 	}
-	name, ok := strings.CutPrefix(cfg.CurrentContext, controlplane.ContextName(""))
+	name, ok := strings.CutPrefix(cfg.CurrentContext, credentials.ContextName(""))
 	if !ok {
 		return v1alpha1.DefaultClusterName
 	}

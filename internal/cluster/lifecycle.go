@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/kubesim/kubesim/internal/clusterdir"
-	"github.com/kubesim/kubesim/internal/controlplane"
+	"github.com/kubesim/kubesim/internal/credentials"
+	"github.com/kubesim/kubesim/internal/supervisor"
 )
 
 // Start starts a stopped cluster and waits until it is ready.
@@ -17,7 +18,7 @@ func (p *Provider) Start(ctx context.Context, name string, wait time.Duration) e
 		if err != nil {
 			return err
 		}
-		if controlplane.Running(d) {
+		if supervisor.Running(d) {
 			p.logf("Cluster %q is already running", name)
 			return nil
 		}
@@ -27,12 +28,12 @@ func (p *Provider) Start(ctx context.Context, name string, wait time.Duration) e
 		if err := p.recoverEtcd(d); err != nil {
 			return err
 		}
-		if err := controlplane.Disown(d); err != nil {
+		if err := supervisor.Disown(d); err != nil {
 			return err
 		}
 		p.logf("Starting cluster %q ...", name)
 		started := time.Now()
-		if err := controlplane.Launch(ctx, p.Home, d, wait); err != nil {
+		if err := supervisor.Launch(ctx, p.Home, d, wait); err != nil {
 			return err
 		}
 		if err := p.useContext(d); err != nil {
@@ -50,11 +51,11 @@ func (p *Provider) Stop(ctx context.Context, name string) error {
 		if err != nil {
 			return err
 		}
-		if !controlplane.Running(d) {
+		if !supervisor.Running(d) {
 			p.logf("Cluster %q is already stopped", name)
 			return nil
 		}
-		if err := controlplane.Stop(ctx, d, p.logf); err != nil {
+		if err := supervisor.Stop(ctx, d, p.logf); err != nil {
 			return err
 		}
 		p.logf("Cluster %q stopped", name)
@@ -92,7 +93,7 @@ func (p *Provider) deleteLeftoverContext(name string) error {
 	if !removed {
 		return clusterdir.NotExist(name)
 	}
-	p.logf("Cluster %q does not exist; removed its leftover context %q from %s", name, controlplane.ContextName(name), p.UserKubeconfig())
+	p.logf("Cluster %q does not exist; removed its leftover context %q from %s", name, credentials.ContextName(name), p.UserKubeconfig())
 	return nil
 }
 
@@ -112,9 +113,9 @@ func (p *Provider) DeleteAll(ctx context.Context) error {
 // remove stops whatever of d runs and removes its context and its files;
 // the caller holds d's operation lock.
 func (p *Provider) remove(ctx context.Context, d clusterdir.Dir) error {
-	if controlplane.Running(d) {
+	if supervisor.Running(d) {
 		// Killed, not stopped: nothing of it is kept to need a clean stop.
-		if err := controlplane.Kill(ctx, d, p.logf); err != nil {
+		if err := supervisor.Kill(ctx, d, p.logf); err != nil {
 			return err
 		}
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/controlplane"
+	"github.com/kubesim/kubesim/internal/credentials"
+	"github.com/kubesim/kubesim/internal/supervisor"
 )
 
 // Provider manages the clusters under one kubesim home.
@@ -72,7 +74,7 @@ func (p *Provider) openRunning(name string) (clusterdir.Dir, *v1alpha1.Cluster, 
 	if err != nil {
 		return d, c, err
 	}
-	if !controlplane.Running(d) {
+	if !supervisor.Running(d) {
 		return d, c, fmt.Errorf("cluster %q is stopped; start it with: kubesim start cluster --name %s", name, name)
 	}
 	return d, c, nil
@@ -112,7 +114,7 @@ func (p *Provider) List() ([]Info, error) {
 		}
 		infos = append(infos, Info{
 			Name:      name,
-			Running:   controlplane.Running(d),
+			Running:   supervisor.Running(d),
 			APIServer: controlplane.APIServerURL(c),
 			Created:   c.Status.CreatedAt.Time,
 		})
@@ -133,7 +135,7 @@ func (p *Provider) AdminKubeconfig(name string) (*clientcmdapi.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return controlplane.AdminKubeconfig(d, c)
+	return credentials.AdminKubeconfig(d, c)
 }
 
 // LogPath returns the log file of a cluster's component, "supervisor" or
@@ -143,7 +145,7 @@ func (p *Provider) LogPath(name, component string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	valid := controlplane.LogNames()
+	valid := supervisor.LogNames()
 	if !slices.Contains(valid, component) {
 		return "", fmt.Errorf("no log named %q; choose one of: %s", component, strings.Join(valid, ", "))
 	}
@@ -160,7 +162,7 @@ func (p *Provider) RESTConfig(name string) (*rest.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return controlplane.AdminConfig(d)
+	return credentials.AdminConfig(d)
 }
 
 // Client returns a client of a running cluster, as its admin.
@@ -169,5 +171,5 @@ func (p *Provider) Client(name string) (kubernetes.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
-	return controlplane.AdminClient(d, 0)
+	return credentials.AdminClient(d, 0)
 }

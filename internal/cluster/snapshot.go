@@ -20,6 +20,7 @@ import (
 
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/controlplane"
+	"github.com/kubesim/kubesim/internal/supervisor"
 )
 
 // SnapshotSave writes an etcd snapshot of a running cluster to path.
@@ -76,9 +77,9 @@ func (p *Provider) SnapshotRestore(ctx context.Context, name, path string, wait 
 		if err != nil {
 			return fmt.Errorf("snapshot %s cannot be restored: %w", path, err)
 		}
-		wasRunning := controlplane.Running(d)
+		wasRunning := supervisor.Running(d)
 		if wasRunning {
-			if err := controlplane.Stop(ctx, d, p.logf); err != nil {
+			if err := supervisor.Stop(ctx, d, p.logf); err != nil {
 				return err
 			}
 		}
@@ -86,7 +87,7 @@ func (p *Provider) SnapshotRestore(ctx context.Context, name, path string, wait 
 			return err
 		}
 		if wasRunning {
-			if err := controlplane.Launch(ctx, p.Home, d, wait); err != nil {
+			if err := supervisor.Launch(ctx, p.Home, d, wait); err != nil {
 				return fmt.Errorf("restored cluster %q from %s, but starting it again failed: %w", name, path, err)
 			}
 			if err := p.useContext(d); err != nil {

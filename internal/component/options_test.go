@@ -1,41 +1,50 @@
-package controlplane
+package component
 
 import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
-// Every typed command line renders to arguments that parse back to it.
+// testOptions has a flag of each kind kubesim's components use.
+type testOptions struct {
+	Name     string
+	Interval time.Duration
+	Count    int
+	On       bool
+	Values   []string
+}
+
+func (o *testOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Name, "name", o.Name, "")
+	fs.DurationVar(&o.Interval, "interval", o.Interval, "")
+	fs.IntVar(&o.Count, "count", o.Count, "")
+	fs.BoolVar(&o.On, "on", o.On, "")
+	fs.StringSliceVar(&o.Values, "value", o.Values, "")
+}
+
+// A typed command line renders to arguments that parse back to it, from
+// defaults other than the zero values too.
 func TestOptionsRoundTrip(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		in     Options
-		parsed func() Options
-	}{
-		{"supervisor", &SupervisorOptions{Home: "/h", Name: "blue"}, func() Options { return &SupervisorOptions{} }},
-		{"etcd", &EtcdOptions{DataDir: "/d", ClientURL: "https://127.0.0.1:1", PeerURL: "https://127.0.0.1:2",
-			CertFile: "c", KeyFile: "k", TrustedCAFile: "ca"}, func() Options { return &EtcdOptions{} }},
-		{"descheduler", &DeschedulerOptions{Kubeconfig: "kc", Policy: "p.yaml", Interval: 90 * time.Second},
-			func() Options { o := DefaultDeschedulerOptions(); return &o }},
-	} {
-		args := Args(tc.in)
-		out := tc.parsed()
-		if err := ParseArgs(tc.name, out, args); err != nil {
-			t.Fatalf("%s: parsing %v: %v", tc.name, args, err)
-		}
-		if !reflect.DeepEqual(out, tc.in) {
-			t.Errorf("%s: %v parsed back to %+v, want %+v", tc.name, args, out, tc.in)
-		}
+	in := &testOptions{Name: "blue", Interval: 90 * time.Second, Count: 3, On: true, Values: []string{"a", "b"}}
+	args := Args(in)
+	out := &testOptions{Interval: time.Minute, Count: 7}
+	if err := ParseArgs("test", out, args); err != nil {
+		t.Fatalf("parsing %v: %v", args, err)
+	}
+	if !reflect.DeepEqual(out, in) {
+		t.Errorf("%v parsed back to %+v, want %+v", args, out, in)
 	}
 }
 
 func TestParseArgsRefusesWhatItDoesNotKnow(t *testing.T) {
-	var o SupervisorOptions
-	if err := ParseArgs("supervisor", &o, []string{"--nmae=x"}); err == nil {
+	var o testOptions
+	if err := ParseArgs("test", &o, []string{"--nmae=x"}); err == nil {
 		t.Error("an unknown flag parsed")
 	}
-	if err := ParseArgs("supervisor", &o, []string{"--name=x", "stray"}); err == nil {
+	if err := ParseArgs("test", &o, []string{"--name=x", "stray"}); err == nil {
 		t.Error("a stray argument parsed")
 	}
 }

@@ -2,8 +2,8 @@
 // made of. Each runs alone in a process of its own (`kubesim component
 // NAME ARGS`), because the upstream components keep global state — flags,
 // logging, metrics registries, signal handlers — that cannot be shared.
-// kubesim's own components parse their typed options (controlplane); the
-// upstream ones their own flags.
+// kubesim's own components parse their typed options (component.RunOwn);
+// the upstream ones their own flags.
 package components
 
 import (
@@ -23,6 +23,7 @@ import (
 	"github.com/kubesim/kubesim/internal/membudget"
 	"github.com/kubesim/kubesim/internal/residency"
 	"github.com/kubesim/kubesim/internal/startprofile"
+	"github.com/kubesim/kubesim/internal/supervisor"
 )
 
 // startupPagesKept is how long after its start a component keeps the pages
@@ -36,13 +37,19 @@ var upstreamCommands = map[string]func() *cobra.Command{
 	controlplane.KubeScheduler:         newSchedulerCommand,
 }
 
-// ownEntryPoints run kubesim's own components and return the exit code.
-var ownEntryPoints = map[string]func(args []string) int{
-	controlplane.Etcd:           runEtcd,
-	controlplane.KubeletSim:     runKubeletSim,
-	controlplane.Descheduler:    runDescheduler,
-	controlplane.DPDBController: runDPDBController,
-	controlplane.Supervisor:     runSupervisor,
+// ownEntryPoints run kubesim's own components and return the exit code:
+// etcd, the supervisor, and those whose entries carry their Main.
+func ownEntryPoints() map[string]func(args []string) int {
+	run := map[string]func(args []string) int{
+		controlplane.Etcd: runEtcd,
+		supervisor.Name:   runSupervisor,
+	}
+	for _, comp := range controlplane.Components() {
+		if comp.Main != nil {
+			run[comp.Name] = comp.Main
+		}
+	}
+	return run
 }
 
 // Run runs the named component with args and returns its exit code.
@@ -59,7 +66,7 @@ func Run(name string, args []string) int {
 		cmd.SetArgs(args)
 		return cli.Run(cmd)
 	}
-	run, ok := ownEntryPoints[name]
+	run, ok := ownEntryPoints()[name]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "kubesim component: unknown component %q (one of: %s)\n", name, strings.Join(Names(), ", "))
 		return 2
@@ -70,7 +77,7 @@ func Run(name string, args []string) int {
 // Names lists the components that can be run.
 func Names() []string {
 	names := slices.Collect(maps.Keys(upstreamCommands))
-	names = slices.AppendSeq(names, maps.Keys(ownEntryPoints))
+	names = slices.AppendSeq(names, maps.Keys(ownEntryPoints()))
 	slices.Sort(names)
 	return names
 }

@@ -11,6 +11,7 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 
+	"github.com/kubesim/kubesim/internal/component"
 	"github.com/kubesim/kubesim/internal/controlplane"
 )
 
@@ -19,7 +20,7 @@ import (
 // socket in the cluster's directory (controlplane.EtcdOptions).
 func runEtcd(args []string) int {
 	var opts controlplane.EtcdOptions
-	return runOwn(controlplane.Etcd, &opts, args, func(ctx context.Context) error {
+	return component.RunOwn(controlplane.Etcd, &opts, args, func(ctx context.Context) error {
 		cfg, err := etcdConfig(opts)
 		if err != nil {
 			return err

@@ -3,13 +3,14 @@ package components
 import (
 	"context"
 
-	"github.com/kubesim/kubesim/internal/controlplane"
+	"github.com/kubesim/kubesim/internal/component"
+	"github.com/kubesim/kubesim/internal/supervisor"
 )
 
-// runSupervisor runs a cluster's control plane (controlplane.Supervise).
+// runSupervisor runs a cluster's control plane (supervisor.Supervise).
 func runSupervisor(args []string) int {
-	var opts controlplane.SupervisorOptions
-	return runOwn(controlplane.Supervisor, &opts, args, func(ctx context.Context) error {
-		return controlplane.Supervise(ctx, opts)
+	var opts supervisor.Options
+	return component.RunOwn(supervisor.Name, &opts, args, func(ctx context.Context) error {
+		return supervisor.Supervise(ctx, opts)
 	})
 }

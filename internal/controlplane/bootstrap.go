@@ -3,6 +3,7 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -17,14 +18,19 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
-	"github.com/kubesim/kubesim/deploy"
 	"github.com/kubesim/kubesim/internal/clusterdir"
-	"github.com/kubesim/kubesim/internal/dpdb"
+	"github.com/kubesim/kubesim/internal/component"
+	"github.com/kubesim/kubesim/internal/credentials"
 )
 
 // legacyAnyKindRole is the role older kubesims gave the simulator on every
-// kind; its binding is removed (stageKindsRole grants what Stages name).
+// kind; its binding is removed (the simulator's entry grants what Stages
+// name).
 const legacyAnyKindRole = "kubesim:kubelet-sim:any-kind"
+
+// bootstrapPoll is how often the API server's readiness is asked after
+// bootstrap.
+const bootstrapPoll = 25 * time.Millisecond
 
 // bootstrapThenReady bootstraps the cluster while the API server finishes
 // starting, then waits until it is ready: the components after it start on
@@ -33,27 +39,29 @@ func bootstrapThenReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Clust
 	if err := bootstrap(ctx, d, c); err != nil {
 		return err
 	}
-	return wait.PollUntilContextTimeout(ctx, readyPoll, time.Minute, true, func(ctx context.Context) (bool, error) {
+	return wait.PollUntilContextTimeout(ctx, bootstrapPoll, time.Minute, true, func(ctx context.Context) (bool, error) {
 		return APIServerReady(ctx, d, c) == nil, nil
 	})
 }
 
 // bootstrap writes, as the admin, what kubesim's own components need in
-// the API before they start: the Stage CRD and the RBAC roles of the
-// kubelet simulator, the descheduler, the dpdb controller and the clusters
-// federated with this one (the namespace kubesim-dpdb).
+// the API before they start: the CRDs and the RBAC roles their entries
+// declare (the Stage CRD, the roles of the kubelet simulator, the
+// descheduler, the dpdb controller and the clusters federated with this
+// one), whether or not the cluster runs them.
 func bootstrap(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
-	client, err := AdminClient(d, 10*time.Second)
+	client, err := credentials.AdminClient(d, 10*time.Second)
 	if err != nil {
 		return err
 	}
-	bindings, err := kubesimBindings()
+	comps := Components()
+	bindings, err := roleBindings(comps)
 	if err != nil {
 		return err
 	}
-	// The namespaced bindings below need these (the API server makes
-	// kube-node-lease too, but maybe not yet).
-	for _, ns := range []string{dpdb.DefaultNamespace, corev1.NamespaceNodeLease} {
+	// The namespaced bindings below need their namespaces (the API server
+	// makes kube-node-lease too, but maybe not yet).
+	for _, ns := range bindingNamespaces(bindings) {
 		if err := ensureNamespace(ctx, client, ns); err != nil {
 			return err
 		}
@@ -62,8 +70,11 @@ func bootstrap(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
 	// waits on this.
 	var g errgroup.Group
 	g.Go(func() error { return writeUpstreamDefaults(ctx, client) })
-	g.Go(func() error { return wrap("Stage CRD", installCRD(ctx, d, deploy.StageCRD)) })
-	g.Go(func() error { return wrap("DistributedPodDisruptionBudget CRD", installCRD(ctx, d, deploy.DPDBCRD)) })
+	for _, comp := range comps {
+		for _, crd := range comp.CRDs {
+			g.Go(func() error { return wrap(comp.Name+"'s CRD", installCRD(ctx, d, crd)) })
+		}
+	}
 	for _, b := range bindings {
 		g.Go(func() error { return bindRole(ctx, client, b.role, b.user, b.namespace) })
 	}
@@ -84,29 +95,37 @@ type roleBinding struct {
 	namespace string
 }
 
-// kubesimBindings are the roles of kubesim's own components and of the
-// clusters federated with this one.
-func kubesimBindings() ([]roleBinding, error) {
-	manifests := [][]byte{deploy.KubeletSimClusterRole, deploy.KubeletSimLeasesRole, deploy.DeschedulerClusterRole,
-		deploy.DPDBClusterRole, deploy.DPDBNamespaceRole, deploy.FederationClusterRole, deploy.FederationLeasesRole}
-	roles := make([]*rbacv1.ClusterRole, len(manifests))
-	for i, manifest := range manifests {
-		role, err := embeddedRole(manifest)
-		if err != nil {
-			return nil, err
+// roleBindings are the grants of the components' entries.
+func roleBindings(comps []component.Component) ([]roleBinding, error) {
+	var bindings []roleBinding
+	for _, comp := range comps {
+		for _, g := range comp.Grants {
+			role, err := embeddedRole(g.Role)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", comp.Name, err)
+			}
+			user := g.User
+			if user == "" && comp.Identity != nil {
+				user = comp.Identity.User
+			}
+			if user == "" {
+				return nil, fmt.Errorf("%s: grant of %s names no user and the component has no identity", comp.Name, role.Name)
+			}
+			bindings = append(bindings, roleBinding{role, user, g.Namespace})
 		}
-		roles[i] = role
 	}
-	return []roleBinding{
-		{roles[0], kubeletSimUser, ""},
-		{roles[1], kubeletSimUser, corev1.NamespaceNodeLease},
-		{stageKindsRole, kubeletSimUser, ""},
-		{roles[2], deschedulerUser, ""},
-		{roles[3], dpdbUser, ""},
-		{roles[4], dpdbUser, dpdb.DefaultNamespace},
-		{roles[5], FederationUser, ""},
-		{roles[6], FederationUser, dpdb.DefaultNamespace},
-	}, nil
+	return bindings, nil
+}
+
+// bindingNamespaces are the namespaces of the namespaced bindings.
+func bindingNamespaces(bindings []roleBinding) []string {
+	var namespaces []string
+	for _, b := range bindings {
+		if b.namespace != "" && !slices.Contains(namespaces, b.namespace) {
+			namespaces = append(namespaces, b.namespace)
+		}
+	}
+	return namespaces
 }
 
 // wrap names what failed, if anything did.
@@ -174,7 +193,7 @@ func installCRD(ctx context.Context, d clusterdir.Dir, manifest []byte) error {
 	if err := yaml.UnmarshalStrict(manifest, crd); err != nil {
 		return fmt.Errorf("embedded CRD: %w", err)
 	}
-	cfg, err := AdminConfig(d)
+	cfg, err := credentials.AdminConfig(d)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,9 @@ import (
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/component"
+	"github.com/kubesim/kubesim/internal/descheduler"
+	"github.com/kubesim/kubesim/internal/dpdb"
 	"github.com/kubesim/kubesim/internal/kubeletsim"
 )
 
@@ -17,7 +20,7 @@ func testCluster() (clusterdir.Dir, *v1alpha1.Cluster) {
 	return clusterdir.For("/home", c.Name), c
 }
 
-func component(t *testing.T, name string) Component {
+func find(t *testing.T, name string) component.Component {
 	t.Helper()
 	for _, comp := range Components() {
 		if comp.Name == name {
@@ -25,13 +28,13 @@ func component(t *testing.T, name string) Component {
 		}
 	}
 	t.Fatalf("no component %s", name)
-	return Component{}
+	return component.Component{}
 }
 
 func TestExtraArgsReplaceOursAndAddTheirs(t *testing.T) {
 	d, c := testCluster()
 	c.ExtraArgs = map[string][]string{KubeAPIServer: {"--allow-privileged=false", "--feature-gates=Foo=true"}}
-	args := commandLine(component(t, KubeAPIServer), d, c)
+	args := CommandLine(find(t, KubeAPIServer), d, c)
 	if slices.Contains(args, "--allow-privileged=true") {
 		t.Errorf("kubesim's --allow-privileged survives the user's: %v", args)
 	}
@@ -41,7 +44,7 @@ func TestExtraArgsReplaceOursAndAddTheirs(t *testing.T) {
 		}
 	}
 	// Another component's command line is untouched.
-	if sched := commandLine(component(t, KubeScheduler), d, c); slices.ContainsFunc(sched, func(a string) bool { return strings.Contains(a, "Foo") }) {
+	if sched := CommandLine(find(t, KubeScheduler), d, c); slices.ContainsFunc(sched, func(a string) bool { return strings.Contains(a, "Foo") }) {
 		t.Errorf("the API server's extra args reached the scheduler: %v", sched)
 	}
 }
@@ -49,15 +52,49 @@ func TestExtraArgsReplaceOursAndAddTheirs(t *testing.T) {
 // The kubelet simulator advertises the port the egress proxy refuses.
 func TestKubeletSimArgsParseBack(t *testing.T) {
 	d, c := testCluster()
-	args := commandLine(component(t, KubeletSim), d, c)
+	args := CommandLine(find(t, kubeletsim.ComponentName), d, c)
 	got := kubeletsim.DefaultOptions()
-	if err := ParseArgs(KubeletSim, &got, args); err != nil {
+	if err := component.ParseArgs(kubeletsim.ComponentName, &got, args); err != nil {
 		t.Fatalf("parsing %v: %v", args, err)
 	}
-	want := kubeletSimOptions(d, c)
-	if got.Kubeconfig != want.Kubeconfig || got.Holder != "kubesim-blue" || !got.ManageAllNodes ||
+	if got.Kubeconfig != d.ComponentKubeconfig("kubelet-sim") || got.Holder != "kubesim-blue" || !got.ManageAllNodes ||
 		got.LeaseRenewInterval != got.LeaseDuration/2 || got.KubeletPort != kubeletsim.DefaultKubeletPort {
 		t.Errorf("kubelet-sim parsed %+v from %v", got, args)
+	}
+}
+
+// Every component's command line parses back into its own options: the
+// descheduler's and the dpdb controller's too.
+func TestOwnComponentsArgsParseBack(t *testing.T) {
+	d, c := testCluster()
+	c.Status.Ports.DPDBWebhook = 9443
+	desch := descheduler.DefaultComponentOptions()
+	if err := component.ParseArgs("descheduler", &desch, CommandLine(find(t, descheduler.ComponentName), d, c)); err != nil ||
+		desch.Policy != d.DeschedulerPolicy() || desch.Interval != c.Descheduler.Interval.Duration {
+		t.Errorf("descheduler parsed %+v (%v)", desch, err)
+	}
+	dp := dpdb.DefaultOptions()
+	if err := component.ParseArgs("dpdb", &dp, CommandLine(find(t, dpdb.ComponentName), d, c)); err != nil ||
+		dp.ClusterName != "blue" || dp.WebhookPort != 9443 {
+		t.Errorf("dpdb controller parsed %+v (%v)", dp, err)
+	}
+	var etcd EtcdOptions
+	if err := component.ParseArgs(Etcd, &etcd, CommandLine(find(t, Etcd), d, c)); err != nil || etcd.DataDir != d.Etcd() {
+		t.Errorf("etcd parsed %+v (%v)", etcd, err)
+	}
+}
+
+// Each client identity is declared once, by one component.
+func TestIdentitiesAreDistinct(t *testing.T) {
+	seen := map[string]bool{}
+	for _, id := range Identities() {
+		if seen[id.File] || seen[id.User] {
+			t.Errorf("identity %s (%s) declared twice", id.File, id.User)
+		}
+		seen[id.File], seen[id.User] = true, true
+	}
+	if !seen["system:kube-scheduler"] || !seen["kubesim:kubelet-sim"] {
+		t.Errorf("identities: %v", seen)
 	}
 }
 
@@ -69,7 +106,7 @@ func TestEnabledComponents(t *testing.T) {
 		t.Errorf("enabled: %s", got)
 	}
 	c.DisableDPDBController = true
-	if got := strings.Join(EnabledComponents(c), ","); strings.Contains(got, DPDBController) {
+	if got := strings.Join(EnabledComponents(c), ","); strings.Contains(got, dpdb.ComponentName) {
 		t.Errorf("enabled with the dpdb controller disabled: %s", got)
 	}
 }

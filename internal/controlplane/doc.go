@@ -1,16 +1,8 @@
-// Package controlplane is a cluster's control plane as processes: the
-// component table (each component's command line, readiness, and the
-// files it reads, written by its Prepare), the credentials and
-// kubeconfigs they use, and the whole supervisor protocol:
-//
-//   - Launch starts `kubesim component supervisor` detached from the
-//     caller and waits until the cluster is Ready;
-//   - Supervise (in that process) holds the cluster's lock, writes its PID
-//     file, starts the components in order, restarts any that exits,
-//     writes the started file once all run, and stops them on SIGTERM;
-//   - Running tells from the lock whether a supervisor is alive, and Stop
-//     signals it and waits until it and its components are gone.
-//
-// The files of the protocol (lock, PID, started) are laid out by
-// clusterdir; only this package reads or writes them.
+// Package controlplane is a cluster's control plane as a table of
+// components: etcd and the upstream components with their command lines,
+// readiness and the files they read, assembled with the entries kubesim's
+// own features declare (kubeletsim, descheduler, dpdb; see
+// internal/component), and the bootstrap that writes what they need into
+// the API before they start. The supervisor (internal/supervisor) runs the
+// table; the credentials it uses are internal/credentials'.
 package controlplane

@@ -53,9 +53,9 @@ func CheckSocketPath(d clusterdir.Dir) error {
 	return nil
 }
 
-// serveEgress serves the proxy until ctx ends (the API server's Prepare
+// ServeEgress serves the proxy until ctx ends (the API server's Prepare
 // writes its configuration).
-func serveEgress(ctx context.Context, d clusterdir.Dir, logf func(string, ...any)) error {
+func ServeEgress(ctx context.Context, d clusterdir.Dir, logf func(string, ...any)) error {
 	sock := egressSocket(d)
 	_ = os.Remove(sock) // left by a supervisor that was killed
 	l, err := net.Listen("unix", sock)

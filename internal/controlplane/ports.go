@@ -7,11 +7,12 @@ import (
 	"strconv"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/credentials"
 )
 
 // PortFree reports whether a loopback port can be bound now.
 func PortFree(port int) bool {
-	l, err := net.Listen("tcp", net.JoinHostPort(loopback, strconv.Itoa(port)))
+	l, err := net.Listen("tcp", net.JoinHostPort(credentials.Loopback, strconv.Itoa(port)))
 	if err != nil {
 		return false
 	}
@@ -30,7 +31,7 @@ func FreePorts(n int, avoid []int) ([]int, error) {
 		if attempts > 100 {
 			return nil, errors.New("could not find free loopback ports")
 		}
-		l, err := net.Listen("tcp", loopback+":0")
+		l, err := net.Listen("tcp", credentials.Loopback+":0")
 		if err != nil {
 			return nil, fmt.Errorf("finding a free loopback port: %w", err)
 		}
@@ -57,7 +58,7 @@ func AssignPorts(c *v1alpha1.Cluster) (v1alpha1.Ports, error) {
 	return v1alpha1.Ports{APIServer: ports[0], Etcd: ports[1], EtcdPeer: ports[2], DPDBWebhook: ports[3], SchedulerExplain: ports[4]}, nil
 }
 
-func usedPorts(c *v1alpha1.Cluster) []int {
+func UsedPorts(c *v1alpha1.Cluster) []int {
 	p := c.Status.Ports
 	return []int{p.APIServer, p.Etcd, p.EtcdPeer, p.DPDBWebhook, p.SchedulerExplain}
 }

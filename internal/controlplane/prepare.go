@@ -13,8 +13,8 @@ import (
 // The files components read, each written by the component's Prepare
 // before every start, from the cluster's config.
 
-// auditLog is the name of the API server's audit log.
-const auditLog = "audit"
+// AuditLog is the name of the API server's audit log.
+const AuditLog = "audit"
 
 // DefaultAuditPolicy records the metadata of every write, leaving out the
 // constant churn of Lease renewals and Events, which would drown the rest,
@@ -91,7 +91,7 @@ enableProfiling: false
 `
 
 func writeSchedulerConfig(d clusterdir.Dir, c *v1alpha1.Cluster) error {
-	cfg := fmt.Appendf(nil, schedulerConfig, d.ComponentKubeconfig(schedulerName))
+	cfg := fmt.Appendf(nil, schedulerConfig, d.ComponentKubeconfig(schedulerIdentity.File))
 	if p := c.Scheduler.PercentageOfNodesToScore; p != nil {
 		cfg = fmt.Appendf(cfg, "percentageOfNodesToScore: %d\n", *p)
 	}

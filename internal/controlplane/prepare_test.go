@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/credentials"
+	"github.com/kubesim/kubesim/internal/dpdb"
 )
 
 func TestPrepareWritesTheFilesComponentsRead(t *testing.T) {
@@ -17,10 +19,10 @@ func TestPrepareWritesTheFilesComponentsRead(t *testing.T) {
 	c.Status.AuditPolicy, c.Status.DeschedulerPolicy = DefaultAuditPolicy, "kind: DeschedulerPolicy\n"
 	// A cluster made before the dpdb controller: its identity is issued
 	// by its Prepare.
-	if err := WriteCredentials(d, c); err != nil {
+	if err := credentials.Write(d, c, Identities()); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(pkiPath(d, dpdbName+".crt")); err != nil {
+	if err := os.Remove(pkiPath(d, dpdb.ComponentName+".crt")); err != nil {
 		t.Fatal(err)
 	}
 	for _, comp := range Components() {
@@ -31,12 +33,12 @@ func TestPrepareWritesTheFilesComponentsRead(t *testing.T) {
 		}
 	}
 	for path, want := range map[string]string{
-		d.AuditPolicy():                 "kind: Policy",
-		egressConfigFile(d):             egressSocket(d),
-		schedulerConfigFile(d):          d.ComponentKubeconfig(schedulerName),
-		d.DeschedulerPolicy():           "kind: DeschedulerPolicy",
-		d.ComponentKubeconfig(dpdbName): "client-certificate-data",
-		pkiPath(d, dpdbName+".crt"):     "CERTIFICATE",
+		d.AuditPolicy():                           "kind: Policy",
+		egressConfigFile(d):                       egressSocket(d),
+		schedulerConfigFile(d):                    d.ComponentKubeconfig(schedulerIdentity.File),
+		d.DeschedulerPolicy():                     "kind: DeschedulerPolicy",
+		d.ComponentKubeconfig(dpdb.ComponentName): "client-certificate-data",
+		pkiPath(d, dpdb.ComponentName+".crt"):     "CERTIFICATE",
 	} {
 		data, err := os.ReadFile(path)
 		if err != nil || !strings.Contains(string(data), want) {

@@ -12,11 +12,12 @@ import (
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/credentials"
 )
 
 // EtcdURL is where the cluster's etcd serves clients.
 func EtcdURL(c *v1alpha1.Cluster) string {
-	return fmt.Sprintf("https://%s:%d", loopback, c.Status.Ports.Etcd)
+	return fmt.Sprintf("https://%s:%d", credentials.Loopback, c.Status.Ports.Etcd)
 }
 
 // EtcdSocket is the unix socket etcd serves the API server on, in the
@@ -25,22 +26,22 @@ func EtcdSocket(d clusterdir.Dir) string { return filepath.Join(d.Path, "etcd.so
 
 // EtcdPeerURL is etcd's (only) peer address.
 func EtcdPeerURL(c *v1alpha1.Cluster) string {
-	return fmt.Sprintf("https://%s:%d", loopback, c.Status.Ports.EtcdPeer)
+	return fmt.Sprintf("https://%s:%d", credentials.Loopback, c.Status.Ports.EtcdPeer)
 }
 
 // EtcdClientTLS is the client identity the API server (and snapshots) use.
 func EtcdClientTLS(d clusterdir.Dir) transport.TLSInfo {
 	return transport.TLSInfo{
-		CertFile:      pkiPath(d, etcdClientName+".crt"),
-		KeyFile:       pkiPath(d, etcdClientName+".key"),
-		TrustedCAFile: etcdCAFile(d),
+		CertFile:      pkiPath(d, credentials.EtcdClient+".crt"),
+		KeyFile:       pkiPath(d, credentials.EtcdClient+".key"),
+		TrustedCAFile: credentials.EtcdCAFile(d),
 	}
 }
 
 // etcdReady asks etcd's /health endpoint, as the API server's client.
 func etcdReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	tls := EtcdClientTLS(d)
-	client, err := tlsClient(tls.TrustedCAFile, tls.CertFile, tls.KeyFile)
+	client, err := credentials.TLSClient(tls.TrustedCAFile, tls.CertFile, tls.KeyFile)
 	if err != nil {
 		return err
 	}
@@ -60,12 +61,20 @@ func apiServerServing(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster
 }
 
 func askAPIServer(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster, path string) error {
-	client, err := tlsClient(pkiPath(d, caName+".crt"), pkiPath(d, adminName+".crt"), pkiPath(d, adminName+".key"))
+	client, err := credentials.AdminHTTPClient(d)
 	if err != nil {
 		return err
 	}
 	return getOK(ctx, client, APIServerURL(c)+path)
 }
+
+// ProbeReadyz asks the API server's /readyz with client (the admin's).
+func ProbeReadyz(ctx context.Context, client *http.Client, c *v1alpha1.Cluster) error {
+	return getOK(ctx, client, APIServerURL(c)+"/readyz")
+}
+
+// APIServerURL is where the cluster's API server listens.
+func APIServerURL(c *v1alpha1.Cluster) string { return credentials.APIServerURL(c) }
 
 func getOK(ctx context.Context, client *http.Client, url string) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)

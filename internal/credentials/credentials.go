@@ -1,9 +1,13 @@
-package controlplane
+// Package credentials is a cluster's certificates and kubeconfigs: its CA
+// and etcd's, the serving and client certificates of its components (mode
+// 0600, in pki/), the kubeconfigs made from them, and the admin's client.
+package credentials
 
 import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -13,62 +17,58 @@ import (
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/component"
 	"github.com/kubesim/kubesim/internal/pki"
 )
 
 // Names of the key pairs in a cluster's pki/ directory.
 const (
-	caName            = "ca"
-	etcdCAName        = "etcd-ca"
-	etcdServerName    = "etcd-server"
-	etcdClientName    = "apiserver-etcd-client"
-	apiServerName     = "apiserver"
-	adminName         = "admin"
-	controllerMgrName = "controller-manager"
-	schedulerName     = "scheduler"
-	kubeletSimName    = "kubelet-sim"
-	kubeletSimUser    = "kubesim:kubelet-sim"
-	deschedulerName   = "descheduler"
-	deschedulerUser   = "kubesim:descheduler"
-	dpdbName          = "dpdb-controller"
-	dpdbUser          = "kubesim:dpdb-controller"
-	dpdbWebhookName   = "dpdb-webhook"
-	// schedulerExplainName is the scheduler's explain endpoint's certificate.
-	schedulerExplainName = "scheduler-explain"
-	// FederationUser is who other clusters of a DPDB federation are here.
-	FederationUser      = "kubesim:dpdb-federation"
-	adminUser           = "kubesim-admin"
-	controllerMgrUser   = "system:kube-controller-manager"
-	schedulerUser       = "system:kube-scheduler"
-	systemMastersGroup  = "system:masters"
-	nodesGroup          = "system:nodes"
-	loopback            = "127.0.0.1"
-	kubernetesSvcDomain = "kubernetes.default.svc.cluster.local"
+	CA         = "ca"
+	EtcdCA     = "etcd-ca"
+	EtcdServer = "etcd-server"
+	EtcdClient = "apiserver-etcd-client"
+	APIServer  = "apiserver"
+	Admin      = "admin"
 )
 
-// clientIdentities are the users that get a client certificate and a
-// kubeconfig: the admin, and each component as its own identity so RBAC
-// grants it exactly its upstream role.
-var clientIdentities = []struct {
-	file, user string
-	groups     []string
-}{
-	{adminName, adminUser, []string{systemMastersGroup}},
-	{controllerMgrName, controllerMgrUser, nil},
-	{schedulerName, schedulerUser, nil},
-	// In system:nodes, API Priority and Fairness treats the simulator as it
-	// treats kubelets: Lease and node-status writes at node-high priority,
-	// the rest at system, ahead of workloads. Without it a pod-delete storm
-	// starved the heartbeats and nodes went NotReady. (Being no
-	// system:node:<name> user, it gets no node authorizer or NodeRestriction.)
-	{kubeletSimName, kubeletSimUser, []string{nodesGroup}},
-	{deschedulerName, deschedulerUser, nil},
-	{dpdbName, dpdbUser, nil},
+const (
+	adminUser          = "kubesim-admin"
+	systemMastersGroup = "system:masters"
+	// Loopback is the address every listener of a cluster binds.
+	Loopback = "127.0.0.1"
+	// KubernetesServiceDomain is the kubernetes Service's name, which the
+	// API server's certificate names and which issues service accounts.
+	KubernetesServiceDomain = "kubernetes.default.svc.cluster.local"
+)
+
+// Path is the path of a file in the cluster's pki/ directory.
+func Path(d clusterdir.Dir, file string) string { return filepath.Join(d.PKI(), file) }
+
+// CAFile is the cluster CA's certificate.
+func CAFile(d clusterdir.Dir) string { return Path(d, CA+".crt") }
+
+// Exists reports whether a file exists.
+func Exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
-// WriteCredentials makes the cluster's CA, every certificate its components
-// need, and the service-account signing key, all mode 0600.
-func WriteCredentials(d clusterdir.Dir, c *v1alpha1.Cluster) error {
+// EtcdCAFile is the CA etcd trusts: its own, or, in a cluster made before
+// etcd had one, the cluster's.
+func EtcdCAFile(d clusterdir.Dir) string {
+	if path := Path(d, EtcdCA+".crt"); Exists(path) {
+		return path
+	}
+	return CAFile(d)
+}
+
+// admin is the identity of kubesim's own commands and of users.
+var admin = component.Identity{File: Admin, User: adminUser, Groups: []string{systemMastersGroup}}
+
+// Write makes the cluster's CA, the admin's certificate and every one its
+// components need (ids: their client identities), and the service-account
+// signing key, all mode 0600.
+func Write(d clusterdir.Dir, c *v1alpha1.Cluster, ids []component.Identity) error {
 	if err := os.MkdirAll(d.PKI(), 0o700); err != nil {
 		return err
 	}
@@ -87,25 +87,25 @@ func WriteCredentials(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	if err != nil {
 		return err
 	}
-	localIPs := []net.IP{net.ParseIP(loopback)}
+	localIPs := []net.IP{net.ParseIP(Loopback)}
 	type issue struct {
 		by   *pki.KeyPair
 		spec pki.CertSpec
 	}
 	certs := map[string]issue{
-		etcdServerName: {etcdCA, pki.CertSpec{CommonName: "etcd", DNSNames: []string{"localhost"}, IPs: localIPs, Server: true, Client: true}},
-		etcdClientName: {etcdCA, pki.CertSpec{CommonName: "kube-apiserver-etcd-client", Client: true}},
-		apiServerName: {ca, pki.CertSpec{
+		EtcdServer: {etcdCA, pki.CertSpec{CommonName: "etcd", DNSNames: []string{"localhost"}, IPs: localIPs, Server: true, Client: true}},
+		EtcdClient: {etcdCA, pki.CertSpec{CommonName: "kube-apiserver-etcd-client", Client: true}},
+		APIServer: {ca, pki.CertSpec{
 			CommonName: "kube-apiserver",
-			DNSNames:   []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", kubernetesSvcDomain},
+			DNSNames:   []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", KubernetesServiceDomain},
 			IPs:        append(localIPs, firstServiceIP),
 			Server:     true,
 		}},
 	}
-	for _, id := range clientIdentities {
-		certs[id.file] = issue{ca, pki.CertSpec{CommonName: id.user, Organizations: id.groups, Client: true}}
+	for _, id := range append([]component.Identity{admin}, ids...) {
+		certs[id.File] = issue{ca, pki.CertSpec{CommonName: id.User, Organizations: id.Groups, Client: true}}
 	}
-	for name, kp := range map[string]*pki.KeyPair{caName: ca, etcdCAName: etcdCA} {
+	for name, kp := range map[string]*pki.KeyPair{CA: ca, EtcdCA: etcdCA} {
 		if err := kp.Write(d.PKI(), name); err != nil {
 			return fmt.Errorf("writing %s certificate: %w", name, err)
 		}
@@ -122,17 +122,13 @@ func WriteCredentials(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	return pki.WriteServiceAccountKey(d.PKI())
 }
 
-// ensureClientIdentity issues, with the cluster's CA, a client identity a
+// EnsureClientIdentity issues, with the cluster's CA, a client identity a
 // cluster made by an older kubesim lacks, and writes its kubeconfig.
-func ensureClientIdentity(d clusterdir.Dir, c *v1alpha1.Cluster, file string) error {
-	for _, id := range clientIdentities {
-		if id.file == file {
-			if err := issueIfMissing(d, file, id.user, id.groups); err != nil {
-				return err
-			}
-		}
+func EnsureClientIdentity(d clusterdir.Dir, c *v1alpha1.Cluster, id component.Identity) error {
+	if err := IssueIfMissing(d, id); err != nil {
+		return err
 	}
-	cfg, err := BuildKubeconfig(d, c, file)
+	cfg, err := BuildKubeconfig(d, c, id.File)
 	if err != nil {
 		return err
 	}
@@ -140,41 +136,36 @@ func ensureClientIdentity(d clusterdir.Dir, c *v1alpha1.Cluster, file string) er
 	if err != nil {
 		return err
 	}
-	return pki.WriteFileAtomic(d.ComponentKubeconfig(file), data)
+	return pki.WriteFileAtomic(d.ComponentKubeconfig(id.File), data)
 }
 
-// issueIfMissing issues a client certificate for user with the cluster's
-// CA unless pki/<file>.crt exists.
-func issueIfMissing(d clusterdir.Dir, file, user string, groups []string) error {
-	if fileExists(pkiPath(d, file+".crt")) {
+// IssueIfMissing issues a client certificate for id with the cluster's CA
+// unless pki/<id.File>.crt exists.
+func IssueIfMissing(d clusterdir.Dir, id component.Identity) error {
+	if Exists(Path(d, id.File+".crt")) {
 		return nil
 	}
-	ca, err := pki.Load(d.PKI(), caName)
+	ca, err := pki.Load(d.PKI(), CA)
 	if err != nil {
 		return err
 	}
-	kp, err := ca.Issue(pki.CertSpec{CommonName: user, Organizations: groups, Client: true})
+	kp, err := ca.Issue(pki.CertSpec{CommonName: id.User, Organizations: id.Groups, Client: true})
 	if err != nil {
 		return err
 	}
-	if err := kp.Write(d.PKI(), file); err != nil {
-		return fmt.Errorf("writing %s certificate: %w", file, err)
+	if err := kp.Write(d.PKI(), id.File); err != nil {
+		return fmt.Errorf("writing %s certificate: %w", id.File, err)
 	}
 	return nil
 }
 
-// federationName is the key pair other clusters of a DPDB federation use
-// to reach this one (as FederationUser).
-const federationName = "dpdb-federation"
-
-// FederationKubeconfig is a kubeconfig for this cluster that other
-// clusters of a DPDB federation use: its identity (FederationUser) may
-// only read PodDisruptionBudgets and take lock Leases in kubesim-dpdb.
-func FederationKubeconfig(d clusterdir.Dir, c *v1alpha1.Cluster) ([]byte, error) {
-	if err := issueIfMissing(d, federationName, FederationUser, nil); err != nil {
+// Kubeconfig issues id's certificate unless it exists, and returns a
+// kubeconfig of the cluster for it.
+func Kubeconfig(d clusterdir.Dir, c *v1alpha1.Cluster, id component.Identity) ([]byte, error) {
+	if err := IssueIfMissing(d, id); err != nil {
 		return nil, err
 	}
-	cfg, err := BuildKubeconfig(d, c, federationName)
+	cfg, err := BuildKubeconfig(d, c, id.File)
 	if err != nil {
 		return nil, err
 	}
@@ -186,22 +177,22 @@ func ContextName(clusterName string) string { return "kubesim-" + clusterName }
 
 // APIServerURL is where the cluster's API server listens.
 func APIServerURL(c *v1alpha1.Cluster) string {
-	return fmt.Sprintf("https://%s:%d", loopback, c.Status.Ports.APIServer)
+	return fmt.Sprintf("https://%s:%d", Loopback, c.Status.Ports.APIServer)
 }
 
-// WriteKubeconfigs writes the admin kubeconfig and the components' ones,
-// pointing at the API server's current port.
-func WriteKubeconfigs(d clusterdir.Dir, c *v1alpha1.Cluster) error {
-	for _, id := range clientIdentities {
-		if !fileExists(pkiPath(d, id.file+".crt")) {
+// WriteKubeconfigs writes the admin kubeconfig and the components' ones
+// (ids), pointing at the API server's current port.
+func WriteKubeconfigs(d clusterdir.Dir, c *v1alpha1.Cluster, ids []component.Identity) error {
+	for _, id := range append([]component.Identity{admin}, ids...) {
+		if !Exists(Path(d, id.File+".crt")) {
 			continue // an identity newer than the cluster: its Prepare makes it
 		}
-		cfg, err := BuildKubeconfig(d, c, id.file)
+		cfg, err := BuildKubeconfig(d, c, id.File)
 		if err != nil {
 			return err
 		}
-		path := d.ComponentKubeconfig(id.file)
-		if id.file == adminName {
+		path := d.ComponentKubeconfig(id.File)
+		if id.File == Admin {
 			path = d.Kubeconfig()
 		}
 		data, err := clientcmd.Write(*cfg)
@@ -219,13 +210,13 @@ func WriteKubeconfigs(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 // AdminKubeconfig returns the admin kubeconfig of a cluster, its context
 // named kubesim-<name> and current.
 func AdminKubeconfig(d clusterdir.Dir, c *v1alpha1.Cluster) (*clientcmdapi.Config, error) {
-	return BuildKubeconfig(d, c, adminName)
+	return BuildKubeconfig(d, c, Admin)
 }
 
 // BuildKubeconfig makes a kubeconfig with the certificate of the given
 // client identity embedded.
 func BuildKubeconfig(d clusterdir.Dir, c *v1alpha1.Cluster, identity string) (*clientcmdapi.Config, error) {
-	ca, err := os.ReadFile(pkiPath(d, caName+".crt"))
+	ca, err := os.ReadFile(CAFile(d))
 	if err != nil {
 		return nil, err
 	}
@@ -282,4 +273,22 @@ func AdminConfig(d clusterdir.Dir) (*rest.Config, error) {
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	cfg.QPS, cfg.Burst = 100000, 100000
 	return cfg, nil
+}
+
+// EnsureLoopbackServingCert issues, once, the certificate a component
+// serves a loopback endpoint with (pki/name.{crt,key}), signed by the
+// cluster's CA.
+func EnsureLoopbackServingCert(d clusterdir.Dir, name, commonName string) error {
+	if Exists(Path(d, name+".crt")) {
+		return nil
+	}
+	ca, err := pki.Load(d.PKI(), CA)
+	if err != nil {
+		return err
+	}
+	kp, err := ca.Issue(pki.CertSpec{CommonName: commonName, IPs: []net.IP{net.ParseIP(Loopback)}, Server: true})
+	if err != nil {
+		return err
+	}
+	return kp.Write(d.PKI(), name)
 }

@@ -1,4 +1,4 @@
-package controlplane
+package credentials
 
 import (
 	"crypto/tls"
@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+
+	"github.com/kubesim/kubesim/internal/clusterdir"
 )
 
-// tlsClient is an HTTPS client that trusts caFile and presents certFile.
-func tlsClient(caFile, certFile, keyFile string) (*http.Client, error) {
+// TLSClient is an HTTPS client that trusts caFile and presents certFile.
+func TLSClient(caFile, certFile, keyFile string) (*http.Client, error) {
 	caPEM, err := os.ReadFile(caFile)
 	if err != nil {
 		return nil, err
@@ -26,4 +28,9 @@ func tlsClient(caFile, certFile, keyFile string) (*http.Client, error) {
 		TLSClientConfig:   &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
 		DisableKeepAlives: true,
 	}}, nil
+}
+
+// AdminHTTPClient is an HTTPS client of the API server as the admin.
+func AdminHTTPClient(d clusterdir.Dir) (*http.Client, error) {
+	return TLSClient(CAFile(d), Path(d, Admin+".crt"), Path(d, Admin+".key"))
 }

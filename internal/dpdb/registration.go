@@ -1,4 +1,4 @@
-package controlplane
+package dpdb
 
 import (
 	"context"
@@ -14,41 +14,41 @@ import (
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
-	"github.com/kubesim/kubesim/internal/dpdb"
+	"github.com/kubesim/kubesim/internal/credentials"
 )
 
-// dpdbWebhookReady passes once the dpdb controller's webhook listens (at
+// webhookReady passes once the dpdb controller's webhook listens (at
 // once in a cluster too old to have its port).
-func dpdbWebhookReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
+func webhookReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	if c.Status.Ports.DPDBWebhook == 0 {
 		return nil
 	}
-	conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", net.JoinHostPort(loopback, strconv.Itoa(c.Status.Ports.DPDBWebhook)))
+	conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", net.JoinHostPort(credentials.Loopback, strconv.Itoa(c.Status.Ports.DPDBWebhook)))
 	if err != nil {
 		return err
 	}
 	return conn.Close()
 }
 
-// registerDPDBWebhook registers the dpdb controller's eviction webhook
+// registerWebhook registers the dpdb controller's eviction webhook
 // with the API server, by URL on loopback, trusted through the cluster's
 // CA. It fails closed: an eviction it cannot ask about is refused.
-func registerDPDBWebhook(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
+func registerWebhook(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	if c.Status.Ports.DPDBWebhook == 0 {
 		return nil
 	}
-	ca, err := os.ReadFile(pkiPath(d, caName+".crt"))
+	ca, err := os.ReadFile(credentials.CAFile(d))
 	if err != nil {
 		return err
 	}
-	client, err := AdminClient(d, 10*time.Second)
+	client, err := credentials.AdminClient(d, 10*time.Second)
 	if err != nil {
 		return err
 	}
-	url := dpdbWebhookURL(c)
+	url := webhookURL(c)
 	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: dpdb.WebhookName},
-		Webhooks:   dpdb.Webhooks(admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: ca}),
+		ObjectMeta: metav1.ObjectMeta{Name: WebhookName},
+		Webhooks:   Webhooks(admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: ca}),
 	}
 	configs := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
 	if _, err := configs.Create(ctx, cfg, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
@@ -65,32 +65,32 @@ func registerDPDBWebhook(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Clus
 	return nil
 }
 
-// followDPDBWebhookPort points a registered webhook at the port the
+// followWebhookPort points a registered webhook at the port the
 // controller is about to serve: a moved port would otherwise leave every
 // eviction refused. Until the cluster has started — its API server may not
 // serve yet, as the controller starts beside it — Setup registers the
 // webhook with the port of that moment instead.
-func followDPDBWebhookPort(d clusterdir.Dir, c *v1alpha1.Cluster) error {
+func followWebhookPort(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	if c.Status.Ports.DPDBWebhook == 0 {
 		return nil
 	}
 	if _, err := os.Stat(d.StartedFile()); err != nil {
 		return nil
 	}
-	client, err := AdminClient(d, 5*time.Second)
+	client, err := credentials.AdminClient(d, 5*time.Second)
 	if err != nil {
 		return err
 	}
 	ctx := context.Background()
 	configs := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
-	current, err := configs.Get(ctx, dpdb.WebhookName, metav1.GetOptions{})
+	current, err := configs.Get(ctx, WebhookName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("the dpdb webhook's registration: %w", err)
 	}
-	url := dpdbWebhookURL(c)
+	url := webhookURL(c)
 	changed := false
 	for i := range current.Webhooks {
 		if u := current.Webhooks[i].ClientConfig.URL; u != nil && *u != url {
@@ -104,6 +104,6 @@ func followDPDBWebhookPort(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	return err
 }
 
-func dpdbWebhookURL(c *v1alpha1.Cluster) string {
-	return fmt.Sprintf("https://%s:%d%s", loopback, c.Status.Ports.DPDBWebhook, dpdb.WebhookPath)
+func webhookURL(c *v1alpha1.Cluster) string {
+	return fmt.Sprintf("https://%s:%d%s", credentials.Loopback, c.Status.Ports.DPDBWebhook, WebhookPath)
 }

@@ -1,4 +1,4 @@
-package controlplane
+package kubeletsim
 
 import (
 	"context"
@@ -25,6 +25,7 @@ import (
 
 	"github.com/kubesim/kubesim/apis/kwok/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/credentials"
 	"github.com/kubesim/kubesim/internal/stage"
 )
 
@@ -35,14 +36,17 @@ import (
 // ClusterRole, bound to the simulator, in step with the Stages.
 
 // stageKindsRole holds the simulator's rights on the kinds Stages name
-// (nodes and pods are in its own role already).
-var stageKindsRole = &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "kubesim:kubelet-sim:stage-kinds"}}
+// (nodes and pods are in its own role already). Bootstrap binds it empty;
+// grantStageKinds fills it in.
+const stageKindsRole = "kubesim:kubelet-sim:stage-kinds"
+
+var stageKindsRoleManifest = []byte("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: " + stageKindsRole + "}\n")
 
 // grantStageKinds keeps stageKindsRole's rules in step with the cluster's
 // Stages until ctx ends. A kind the API server does not serve yet (its CRD
 // is still coming) is looked for again a few seconds later.
 func grantStageKinds(ctx context.Context, d clusterdir.Dir, logf func(string, ...any)) {
-	cfg, err := AdminConfig(d)
+	cfg, err := credentials.AdminConfig(d)
 	if err != nil {
 		logf("granting the simulator the kinds of Stages: %v", err)
 		return
@@ -133,7 +137,7 @@ func stageKindRules(stages []any, mapper meta.RESTMapper) ([]rbacv1.PolicyRule, 
 // setRules writes rules into stageKindsRole, unless they are there already.
 func setRules(ctx context.Context, client kubernetes.Interface, rules []rbacv1.PolicyRule) error {
 	roles := client.RbacV1().ClusterRoles()
-	current, err := roles.Get(ctx, stageKindsRole.Name, metav1.GetOptions{})
+	current, err := roles.Get(ctx, stageKindsRole, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}

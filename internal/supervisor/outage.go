@@ -1,9 +1,13 @@
-package controlplane
+package supervisor
 
 import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/kubesim/kubesim/internal/component"
+	"github.com/kubesim/kubesim/internal/controlplane"
+	"github.com/kubesim/kubesim/internal/credentials"
 )
 
 // While the API server does not answer (frozen, starved, a laptop lid shut
@@ -76,7 +80,7 @@ func silenceLimit(grace time.Duration) time.Duration {
 func (s *supervisor) watchAPIServer(ctx context.Context) {
 	// One client for every probe: certificates read and a connection made
 	// once, not twice a second.
-	client, err := tlsClient(pkiPath(s.dir, caName+".crt"), pkiPath(s.dir, adminName+".crt"), pkiPath(s.dir, adminName+".key"))
+	client, err := credentials.AdminHTTPClient(s.dir)
 	if err != nil {
 		s.logger.Printf("not watching the API server for outages: %v", err)
 		return
@@ -90,7 +94,7 @@ func (s *supervisor) watchAPIServer(ctx context.Context) {
 		}
 		cfg := s.config()
 		probeCtx, cancel := context.WithTimeout(ctx, probeTimeout)
-		err := getOK(probeCtx, client, APIServerURL(cfg)+"/readyz")
+		err := controlplane.ProbeReadyz(probeCtx, client, cfg)
 		cancel()
 		if err == nil {
 			lastAnswer = time.Now()
@@ -104,7 +108,7 @@ func (s *supervisor) watchAPIServer(ctx context.Context) {
 			continue
 		}
 		s.logger.Printf("the API server has not answered for %s (%v)", silent.Round(time.Millisecond), err)
-		for _, comp := range Components() {
+		for _, comp := range controlplane.Components() {
 			if comp.HeldDuringOutages {
 				s.askRestart(comp.Name, restartRequest{kill: true,
 					reason: "the API server does not answer; it judges nodes by Leases nobody can renew now, so it waits for the server"})
@@ -115,7 +119,7 @@ func (s *supervisor) watchAPIServer(ctx context.Context) {
 
 // waitForAPIServer returns once the API server answers (at once if it
 // does), or false when ctx ends first.
-func (s *supervisor) waitForAPIServer(ctx context.Context, comp Component) bool {
+func (s *supervisor) waitForAPIServer(ctx context.Context, comp component.Component) bool {
 	answering := s.outage.answering()
 	select {
 	case <-answering:

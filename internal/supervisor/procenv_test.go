@@ -1,4 +1,4 @@
-package controlplane
+package supervisor
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-package controlplane
+package supervisor
 
 import (
 	"bytes"
@@ -103,7 +103,7 @@ func (r pidRecord) isSupervisorOf(d clusterdir.Dir) bool {
 		return false
 	}
 	args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
-	return len(args) > 2 && args[1] == "component" && args[2] == Supervisor && slices.Contains(args, "--name="+d.Name)
+	return len(args) > 2 && args[1] == "component" && args[2] == Name && slices.Contains(args, "--name="+d.Name)
 }
 
 // groupAlive lists the live (not zombie) processes of process group pgid.

@@ -1,4 +1,4 @@
-package controlplane
+package supervisor
 
 import (
 	"context"
@@ -14,6 +14,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/component"
+	"github.com/kubesim/kubesim/internal/controlplane"
+	"github.com/kubesim/kubesim/internal/credentials"
 )
 
 // The supervisor protocol, as seen from the commands that start and stop
@@ -37,13 +40,13 @@ func Launch(ctx context.Context, home string, d clusterdir.Dir, wait time.Durati
 	if !Running(d) {
 		clearProtocolFiles(d) // a stale started file would pass Ready at once
 	}
-	logFile, err := os.OpenFile(d.Log(Supervisor), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	logFile, err := os.OpenFile(d.Log(Name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
 	defer logFile.Close()
-	opts := &SupervisorOptions{Home: home, Name: d.Name}
-	cmd := exec.Command(exe, append([]string{"component", Supervisor}, Args(opts)...)...)
+	opts := &Options{Home: home, Name: d.Name}
+	cmd := exec.Command(exe, append([]string{"component", Name}, component.Args(opts)...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile // a crash's last words; it logs itself
 	cmd.Env = processEnv(gcPercent)
 	// Its own session: the cluster outlives this command and the terminal.
@@ -66,7 +69,7 @@ func Launch(ctx context.Context, home string, d clusterdir.Dir, wait time.Durati
 			if exitErr == nil { // it found another supervisor, or was stopped
 				exitErr = errors.New("exit status 0")
 			}
-			return fmt.Errorf("cluster %q failed to start: supervisor exited (%v); see %s", d.Name, exitErr, d.Log(Supervisor))
+			return fmt.Errorf("cluster %q failed to start: supervisor exited (%v); see %s", d.Name, exitErr, d.Log(Name))
 		case <-ctx.Done():
 			_ = Stop(context.Background(), d, func(string, ...any) {})
 			return fmt.Errorf("cluster %q was not ready within %s (last check: %v); see the logs in %s", d.Name, wait, err, d.Logs())
@@ -90,10 +93,10 @@ func Ready(ctx context.Context, d clusterdir.Dir) error {
 	if _, err := os.Stat(d.StartedFile()); err != nil {
 		return errors.New("waiting for the supervisor to start every component")
 	}
-	if err := APIServerReady(ctx, d, c); err != nil {
+	if err := controlplane.APIServerReady(ctx, d, c); err != nil {
 		return err
 	}
-	client, err := AdminClient(d, 2*time.Second)
+	client, err := credentials.AdminClient(d, 2*time.Second)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package controlplane
+package supervisor
 
 import (
 	"context"
@@ -49,7 +49,7 @@ func fakeSupervisor(mode string) {
 // it is a zombie, as under an init that never reaps.
 func startFake(t *testing.T, d clusterdir.Dir, name, mode string, lock bool) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "component", Supervisor, "--home=/nowhere", "--name="+name)
+	cmd := exec.Command(os.Args[0], "component", Name, "--home=/nowhere", "--name="+name)
 	cmd.Env = append(os.Environ(), fakeSupervisorEnv+"="+mode)
 	if lock {
 		cmd.Env = append(cmd.Env, "KUBESIM_TEST_LOCK="+d.LockFile())

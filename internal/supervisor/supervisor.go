@@ -1,4 +1,4 @@
-package controlplane
+package supervisor
 
 import (
 	"context"
@@ -15,6 +15,9 @@ import (
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/component"
+	"github.com/kubesim/kubesim/internal/controlplane"
+	"github.com/kubesim/kubesim/internal/credentials"
 )
 
 // Restart backoff of a crashed component: doubles from min to max, and
@@ -55,12 +58,12 @@ var errRestart = errors.New("asked to restart")
 // owner exits), then stops every component, last in the table first. It
 // holds the cluster's lock throughout, so exactly one supervisor runs per
 // cluster.
-func Supervise(ctx context.Context, opts SupervisorOptions) error {
+func Supervise(ctx context.Context, opts Options) error {
 	d, err := clusterdir.Open(opts.Home, opts.Name)
 	if err != nil {
 		return err
 	}
-	logs := logWriter(d, Supervisor)
+	logs := logWriter(d, Name)
 	defer logs.Close()
 	logger := log.New(logs, "supervisor: ", log.LstdFlags|log.Lmicroseconds)
 	release, err := holdLock(d)
@@ -80,19 +83,19 @@ func Supervise(ctx context.Context, opts SupervisorOptions) error {
 		return err
 	}
 	s := &supervisor{dir: d, exe: exe, logger: logger, cfg: cfg, restart: map[string]chan restartRequest{}, outage: newOutageGate()}
-	for _, comp := range Components() {
+	for _, comp := range controlplane.Components() {
 		s.restart[comp.Name] = make(chan restartRequest, 1)
 	}
 	go s.stopWhenOwnerExits(ctx, stopCluster)
 	egressCtx, stopEgress := context.WithCancel(context.Background())
 	defer stopEgress()
-	if err := serveEgress(egressCtx, d, logger.Printf); err != nil {
+	if err := controlplane.ServeEgress(egressCtx, d, logger.Printf); err != nil {
 		return err
 	}
 
-	var comps []Component
-	for _, comp := range Components() {
-		if comp.Enabled(cfg) {
+	var comps []component.Component
+	for _, comp := range controlplane.Components() {
+		if comp.IsEnabled(cfg) {
 			comps = append(comps, comp)
 		}
 	}
@@ -108,7 +111,7 @@ func Supervise(ctx context.Context, opts SupervisorOptions) error {
 		}
 		logger.Printf("all components stopped")
 	}()
-	start := func(comp Component) {
+	start := func(comp component.Component) {
 		compCtx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		stops[comp.Name] = func() { cancel(); <-done }
@@ -161,7 +164,7 @@ const readyPoll = 25 * time.Millisecond
 
 // readyAndSetUp waits for comp to be ready and then sets it up, as far as
 // it has either; false means ctx ended first.
-func (s *supervisor) readyAndSetUp(ctx context.Context, comp Component) bool {
+func (s *supervisor) readyAndSetUp(ctx context.Context, comp component.Component) bool {
 	if comp.Ready != nil {
 		s.waitReady(ctx, comp)
 		if ctx.Err() != nil {
@@ -183,7 +186,7 @@ func (s *supervisor) readyAndSetUp(ctx context.Context, comp Component) bool {
 }
 
 // waitReady polls comp's readiness until it passes or ctx ends.
-func (s *supervisor) waitReady(ctx context.Context, comp Component) {
+func (s *supervisor) waitReady(ctx context.Context, comp component.Component) {
 	for comp.Ready(ctx, s.dir, s.config()) != nil {
 		select {
 		case <-ctx.Done():
@@ -194,7 +197,7 @@ func (s *supervisor) waitReady(ctx context.Context, comp Component) {
 }
 
 // setup runs comp's setup until it succeeds or ctx ends.
-func (s *supervisor) setup(ctx context.Context, comp Component) {
+func (s *supervisor) setup(ctx context.Context, comp component.Component) {
 	for {
 		err := comp.Setup(ctx, s.dir, s.config())
 		if err == nil {
@@ -211,7 +214,7 @@ func (s *supervisor) setup(ctx context.Context, comp Component) {
 
 // keepRunning runs comp until ctx ends, restarting it with backoff
 // whenever it exits.
-func (s *supervisor) keepRunning(ctx context.Context, comp Component) {
+func (s *supervisor) keepRunning(ctx context.Context, comp component.Component) {
 	backoff := minBackoff
 	for {
 		if comp.HeldDuringOutages && !s.waitForAPIServer(ctx, comp) {
@@ -239,7 +242,7 @@ func (s *supervisor) keepRunning(ctx context.Context, comp Component) {
 }
 
 // runOnce starts comp and waits for it to exit, or stops it when ctx ends.
-func (s *supervisor) runOnce(ctx context.Context, comp Component) error {
+func (s *supervisor) runOnce(ctx context.Context, comp component.Component) error {
 	moved, err := s.ensurePortsFree(comp)
 	if err != nil {
 		return err
@@ -259,9 +262,9 @@ func (s *supervisor) runOnce(ctx context.Context, comp Component) error {
 	log := logWriter(s.dir, comp.Name)
 	defer log.Close()
 	cfg := s.config()
-	cmd := exec.Command(s.exe, append([]string{"component", comp.Name}, commandLine(comp, s.dir, cfg)...)...)
+	cmd := exec.Command(s.exe, append([]string{"component", comp.Name}, controlplane.CommandLine(comp, s.dir, cfg)...)...)
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.Env = componentEnv(comp.Name, cfg)
+	cmd.Env = componentEnv(comp, controlplane.Components(), cfg)
 	// Die with the supervisor, even if it is killed outright.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -298,9 +301,9 @@ func (s *supervisor) runOnce(ctx context.Context, comp Component) error {
 // restartAfter asks every component started after comp to restart: each
 // may hold comp's old address (the API server etcd's, the others the API
 // server's, in their kubeconfigs).
-func (s *supervisor) restartAfter(comp Component) {
-	all := Components()
-	i := slices.IndexFunc(all, func(c Component) bool { return c.Name == comp.Name })
+func (s *supervisor) restartAfter(comp component.Component) {
+	all := controlplane.Components()
+	i := slices.IndexFunc(all, func(c component.Component) bool { return c.Name == comp.Name })
 	for _, later := range all[i+1:] {
 		s.askRestart(later.Name, restartRequest{reason: "a component it depends on moved to another port"})
 	}
@@ -319,20 +322,20 @@ func (s *supervisor) askRestart(name string, req restartRequest) {
 // since they were chosen to a free one, and rewrites the config and
 // kubeconfigs to match; it reports whether it moved one. A port the user
 // asked for is never moved.
-func (s *supervisor) ensurePortsFree(comp Component) (moved bool, err error) {
+func (s *supervisor) ensurePortsFree(comp component.Component) (moved bool, err error) {
 	if comp.Ports == nil {
 		return false, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, port := range comp.Ports(s.cfg) {
-		if PortFree(*port) {
+		if controlplane.PortFree(*port) {
 			continue
 		}
 		if port == &s.cfg.Status.Ports.APIServer && s.cfg.Networking.APIServerPort != 0 {
 			return false, fmt.Errorf("networking.apiServerPort: port %d is in use by another process", *port)
 		}
-		free, err := FreePorts(1, usedPorts(s.cfg))
+		free, err := controlplane.FreePorts(1, controlplane.UsedPorts(s.cfg))
 		if err != nil {
 			return false, err
 		}
@@ -346,5 +349,5 @@ func (s *supervisor) ensurePortsFree(comp Component) (moved bool, err error) {
 	if err := s.dir.Save(s.cfg); err != nil {
 		return false, err
 	}
-	return true, WriteKubeconfigs(s.dir, s.cfg)
+	return true, credentials.WriteKubeconfigs(s.dir, s.cfg, controlplane.Identities())
 }

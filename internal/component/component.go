@@ -1,0 +1,93 @@
+// Package component is the description of one process of a cluster's
+// control plane, as the package that owns the process declares it: its
+// name, command line, readiness, the files it reads, its client identity
+// and what it must be granted. internal/controlplane assembles the table
+// from these entries; the supervisor runs it. Feature packages import this
+// leaf, never the table.
+package component
+
+import (
+	"context"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/clusterdir"
+)
+
+// Component is one process of the control plane.
+type Component struct {
+	Name string
+	// Main, if set, is the process's entry point (`kubesim component NAME
+	// ARGS`), returning its exit code; internal/components provides the
+	// upstream ones and etcd's.
+	Main func(args []string) int
+	// Args are the arguments after `kubesim component NAME`, derived from
+	// the cluster config each time the component (re)starts.
+	Args func(d clusterdir.Dir, c *v1alpha1.Cluster) []string
+	// Enabled, if set, says whether the cluster runs the component;
+	// otherwise it always does.
+	Enabled func(c *v1alpha1.Cluster) bool
+	// Ready, if set, must succeed before the next component starts.
+	Ready func(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
+	// Setup, if set, runs once the component is ready, before the next
+	// starts; it is retried until it succeeds.
+	Setup func(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
+	// Serve, if set, runs in the supervisor once Setup is done, for as long
+	// as the cluster runs: a controller of kubesim's own that needs the
+	// admin's rights (granting the simulator the kinds of Stages).
+	Serve func(ctx context.Context, d clusterdir.Dir, logf func(string, ...any))
+	// Prepare, if set, writes the files the component reads before each
+	// start.
+	Prepare func(d clusterdir.Dir, c *v1alpha1.Cluster) error
+	// Ports returns pointers to the config's ports this component binds,
+	// so the supervisor can move them if another process took one.
+	Ports func(c *v1alpha1.Cluster) []*int
+	// PortsPrivate: no other component uses its ports, so none restarts
+	// when they move (the API server reaches etcd by its unix socket).
+	PortsPrivate bool
+	// StartAfter, if set, names an earlier component: this one's process
+	// starts as soon as that one is ready (and set up), not in its turn;
+	// its own Ready and Setup still wait for its turn. For a component whose
+	// start-up takes long and needs nothing, and which waits for the API
+	// itself.
+	StartAfter string
+	// HeldDuringOutages: the supervisor stops the component while the API
+	// server does not answer and starts it afresh when it does.
+	HeldDuringOutages bool
+	// MemoryWeight is the component's share of the cluster's memory
+	// budget, relative to the others the cluster runs.
+	MemoryWeight int64
+	// GCPercent, if set, is the process's GOGC instead of kubesim's 400.
+	GCPercent string
+
+	// Identity, if set, is the client the component is to the API server:
+	// a certificate and a kubeconfig are made for it.
+	Identity *Identity
+	// Grants are the RBAC roles the API server's bootstrap binds, before
+	// any component starts. They are granted whether or not the cluster
+	// runs the component, as are its CRDs.
+	Grants []Grant
+	// CRDs are CustomResourceDefinition manifests bootstrap installs and
+	// waits to be served.
+	CRDs [][]byte
+}
+
+// IsEnabled reports whether the cluster runs the component.
+func (comp Component) IsEnabled(c *v1alpha1.Cluster) bool {
+	return comp.Enabled == nil || comp.Enabled(c)
+}
+
+// Identity is a client identity of the cluster's CA: pki/File.{crt,key}
+// and a kubeconfig of the same name, for User in Groups.
+type Identity struct {
+	File   string
+	User   string
+	Groups []string
+}
+
+// Grant binds a ClusterRole (a manifest) to a user: cluster-wide, or in
+// Namespace only. User defaults to the component's identity's.
+type Grant struct {
+	Role      []byte
+	User      string
+	Namespace string
+}

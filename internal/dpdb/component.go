@@ -1,0 +1,91 @@
+package dpdb
+
+import (
+	"context"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/deploy"
+	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/component"
+	"github.com/kubesim/kubesim/internal/credentials"
+)
+
+// ComponentName is the controller's process in a kubesim cluster.
+const ComponentName = "dpdb-controller"
+
+// The controller's client, the certificate its webhook serves, and who
+// other clusters of a federation are here.
+var (
+	identity           = component.Identity{File: ComponentName, User: "kubesim:dpdb-controller"}
+	webhookCertName    = "dpdb-webhook"
+	federationIdentity = component.Identity{File: "dpdb-federation", User: FederationUser}
+)
+
+// FederationUser is who other clusters of a DPDB federation are here.
+const FederationUser = "kubesim:dpdb-federation"
+
+// Component is the controller as a process of a kubesim cluster. Its
+// webhook must serve before the cluster counts as started; its process
+// starts with the API server's, so it does.
+func Component() component.Component {
+	return component.Component{
+		Name:         ComponentName,
+		Main:         runComponent,
+		Args:         component.OwnArgs(componentOptions),
+		Enabled:      func(c *v1alpha1.Cluster) bool { return !c.DisableDPDBController },
+		Prepare:      prepare,
+		StartAfter:   "etcd",
+		Ready:        webhookReady,
+		Setup:        registerWebhook,
+		Ports:        func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.DPDBWebhook} },
+		MemoryWeight: 5,
+		Identity:     &identity,
+		Grants: []component.Grant{
+			{Role: deploy.DPDBClusterRole},
+			{Role: deploy.DPDBNamespaceRole, Namespace: DefaultNamespace},
+			{Role: deploy.FederationClusterRole, User: FederationUser},
+			{Role: deploy.FederationLeasesRole, User: FederationUser, Namespace: DefaultNamespace},
+		},
+		CRDs: [][]byte{deploy.DPDBCRD},
+	}
+}
+
+// runComponent runs the controller until SIGTERM or SIGINT.
+func runComponent(args []string) int {
+	opts := DefaultOptions()
+	return component.RunOwn(ComponentName, &opts, args, func(ctx context.Context) error {
+		return Run(ctx, opts)
+	})
+}
+
+func componentOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *Options {
+	o := DefaultOptions()
+	o.Kubeconfig = d.ComponentKubeconfig(identity.File)
+	o.ClusterName = c.Name
+	if c.Status.Ports.DPDBWebhook != 0 {
+		o.WebhookPort = c.Status.Ports.DPDBWebhook
+		o.WebhookCertFile = credentials.Path(d, webhookCertName+".crt")
+		o.WebhookKeyFile = credentials.Path(d, webhookCertName+".key")
+	}
+	return &o
+}
+
+// prepare gives a cluster made before the dpdb controller its identity
+// and webhook certificate, and points a registered webhook at the
+// controller's port, which may have moved.
+func prepare(d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	if err := credentials.EnsureClientIdentity(d, c, identity); err != nil {
+		return err
+	}
+	if err := credentials.EnsureLoopbackServingCert(d, webhookCertName, "kubesim-dpdb-webhook"); err != nil {
+		return err
+	}
+	return followWebhookPort(d, c)
+}
+
+// FederationKubeconfig is a kubeconfig for this cluster that other
+// clusters of a DPDB federation use: its identity (FederationUser) may
+// only read PodDisruptionBudgets and take lock Leases in kubesim-dpdb.
+func FederationKubeconfig(d clusterdir.Dir, c *v1alpha1.Cluster) ([]byte, error) {
+	return credentials.Kubeconfig(d, c, federationIdentity)
+}

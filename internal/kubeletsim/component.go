@@ -1,0 +1,71 @@
+package kubeletsim
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+
+	kubesimv1alpha1 "github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/deploy"
+	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/component"
+	"github.com/kubesim/kubesim/internal/version"
+)
+
+// ComponentName is the simulator's process in a kubesim cluster.
+const ComponentName = "kubelet-sim"
+
+// identity is the simulator's client. In system:nodes, API Priority and
+// Fairness treats it as it treats kubelets: Lease and node-status writes at
+// node-high priority, the rest at system, ahead of workloads. Without it a
+// pod-delete storm starved the heartbeats and nodes went NotReady. (Being
+// no system:node:<name> user, it gets no node authorizer or
+// NodeRestriction.)
+var identity = component.Identity{File: ComponentName, User: "kubesim:kubelet-sim", Groups: []string{"system:nodes"}}
+
+// Component is the simulator as a process of a kubesim cluster.
+func Component() component.Component {
+	return component.Component{
+		Name:    ComponentName,
+		Main:    runComponent,
+		Args:    component.OwnArgs(componentOptions),
+		Enabled: func(c *kubesimv1alpha1.Cluster) bool { return !c.DisableKubeletSim },
+		// Keeps the simulator's rights in step with the kinds Stages name.
+		Serve:        grantStageKinds,
+		MemoryWeight: 10,
+		Identity:     &identity,
+		Grants: []component.Grant{
+			{Role: deploy.KubeletSimClusterRole},
+			{Role: deploy.KubeletSimLeasesRole, Namespace: corev1.NamespaceNodeLease},
+			{Role: stageKindsRoleManifest},
+		},
+		CRDs: [][]byte{deploy.StageCRD},
+	}
+}
+
+// runComponent runs the kubelet simulator against the cluster of a kubeconfig.
+func runComponent(args []string) int {
+	opts := DefaultOptions()
+	opts.Version = version.Version
+	return component.RunOwn(ComponentName, &opts, args, func(ctx context.Context) error {
+		return Run(ctx, opts)
+	})
+}
+
+func componentOptions(d clusterdir.Dir, c *kubesimv1alpha1.Cluster) *Options {
+	// Two renewals per grace period (a kubelet does four: 10s of 40s).
+	// Lease renewals are most of a big idle cluster's writes — at 10,000
+	// nodes four per period kept the API server near two cores — and one
+	// late renewal still leaves half the grace period to spare.
+	grace := c.NodeLifecycle.NodeMonitorGracePeriod.Duration
+	o := DefaultOptions()
+	o.Kubeconfig = d.ComponentKubeconfig(identity.File)
+	o.ManageAllNodes = true
+	o.Holder = "kubesim-" + c.Name
+	o.LeaseDuration, o.LeaseRenewInterval = grace, grace/2
+	o.NodeIPRange = c.Networking.NodeSubnet
+	o.StageSet = c.Stages
+	// The egress proxy refuses this port: simulated kubelets serve nothing.
+	o.KubeletPort = DefaultKubeletPort
+	return &o
+}
