@@ -64,10 +64,13 @@ type disruption struct {
 	Refused []string
 }
 
+// notInName matches what a cluster name (a DNS label) cannot hold.
+var notInName = regexp.MustCompile(`[^a-z0-9-]+`)
+
 // clusterName is a fresh cluster's name: the scenario's, shortened, and
 // a random suffix, so runs never collide.
 func clusterName(scenario, key string) string {
-	s := strings.Trim(regexp.MustCompile(`[^a-z0-9-]+`).ReplaceAllString(strings.ToLower(scenario+"-"+key), "-"), "-")
+	s := strings.Trim(notInName.ReplaceAllString(strings.ToLower(scenario+"-"+key), "-"), "-")
 	// Short: the cluster's unix sockets live under its directory.
 	if len(s) > 10 {
 		s = strings.Trim(s[:10], "-")
