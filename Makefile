@@ -21,6 +21,11 @@ BIN := $(CURDIR)/bin/kubesim
 # their own; `make clean` removes them.
 PATCHES      := $(sort $(shell find patches -name '*.patch'))
 PATCHED_MODS := $(sort $(patsubst patches/%/,%,$(dir $(PATCHES))))
+# `kubesim version` and `kubesim bench` list them: MODULE/FILE, comma separated.
+empty        :=
+comma        := ,
+space        := $(empty) $(empty)
+LDFLAGS      += -X github.com/kubesim/kubesim/internal/version.Patches=$(subst $(space),$(comma),$(patsubst patches/%,%,$(PATCHES)))
 PATCH_SRC    := build/src
 MODFILE      := $(CURDIR)/build/kubesim.mod
 GOMOD        := -modfile=$(MODFILE)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -303,7 +304,7 @@ func onBigNode(int) string { return bigNodeName }
 
 // createPods creates pod-000000 …, n of them, pod i bound to node(i).
 func createPods(ctx context.Context, c *Cluster, n int, node func(i int) string) error {
-	return scale.Parallel(ctx, n, workers, func(ctx context.Context, i int) error {
+	return forEachPod(ctx, n, func(ctx context.Context, i int) error {
 		_, err := c.Client.CoreV1().Pods(Namespace).Create(ctx, benchPod(podName(i), node(i), nil), metav1.CreateOptions{})
 		return err
 	})
@@ -311,9 +312,27 @@ func createPods(ctx context.Context, c *Cluster, n int, node func(i int) string)
 
 // deletePods deletes the pods createPods made.
 func deletePods(ctx context.Context, c *Cluster, n int, opts metav1.DeleteOptions) error {
-	return scale.Parallel(ctx, n, workers, func(ctx context.Context, i int) error {
+	return forEachPod(ctx, n, func(ctx context.Context, i int) error {
 		return c.Client.CoreV1().Pods(Namespace).Delete(ctx, podName(i), opts)
 	})
+}
+
+// forEachPod calls do for pods 0 … n-1, workers at a time. The first error
+// cancels the ctx the others get, stops handing out pods and is returned;
+// if ctx ends first, its cause is returned.
+func forEachPod(ctx context.Context, n int, do func(ctx context.Context, i int) error) error {
+	g, groupCtx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	for i := range n {
+		if groupCtx.Err() != nil {
+			break
+		}
+		g.Go(func() error { return do(groupCtx, i) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return context.Cause(ctx) // ended before every pod was handed out
 }
 
 func podName(i int) string { return fmt.Sprintf("pod-%06d", i) }

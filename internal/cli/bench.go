@@ -8,10 +8,11 @@ import (
 
 	"github.com/kubesim/kubesim/internal/bench"
 	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/version"
 )
 
 func newBenchCommand() *cobra.Command {
-	return group("bench", "Measure kubesim on this machine",
+	cmd := group("bench", "Measure kubesim on this machine",
 		newBenchCreateCommand(),
 		newBenchDPDBCommand(),
 		newBenchScenarioCommand("nodes", "Time N simulated nodes created until Ready and schedulable", bench.NodesScenario),
@@ -20,6 +21,11 @@ func newBenchCommand() *cobra.Command {
 		newBenchScenarioCommand("floor", "Time the control plane alone (no simulator) creating N pods, deleting them, and creating M nodes", bench.FloorScenario),
 		newBenchScenarioCommand("scale", "Run N pods bound across M nodes, hold them Running, then delete them; report peak memory", bench.ScaleScenario),
 	)
+	// Results depend on the build: say which patches it applied.
+	cmd.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		fmt.Fprintln(cmd.OutOrStdout(), version.PatchesLine())
+	}
+	return cmd
 }
 
 type benchFlags struct {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubesim/kubesim/internal/cluster"
 	"github.com/kubesim/kubesim/internal/explain"
@@ -106,7 +105,7 @@ func newExplainDeploymentCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			explanations, missing, err := explainDeployment(cmd.Context(), client, kube, f.name, f.namespace, args[0])
+			explanations, missing, err := explain.Deployment(cmd.Context(), client, kube, f.name, f.namespace, args[0])
 			if err != nil {
 				return err
 			}
@@ -117,40 +116,4 @@ func newExplainDeploymentCommand() *cobra.Command {
 	}
 	f.add(cmd)
 	return cmd
-}
-
-// explainDeployment explains each of the Deployment's pods; missing are
-// the pods without a record, and why.
-func explainDeployment(ctx context.Context, client *explain.Client, kube kubernetes.Interface, clusterName, namespace, name string) ([]*explain.Explanation, map[string]string, error) {
-	d, err := kube.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil, nil, fmt.Errorf("deployment %q in namespace %q: %w", name, namespace, err)
-	}
-	selector, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
-	if err != nil {
-		return nil, nil, fmt.Errorf("deployment %s/%s: spec.selector: %w", namespace, name, err)
-	}
-	pods, err := kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
-	if err != nil {
-		return nil, nil, err
-	}
-	var explanations []*explain.Explanation
-	missing := map[string]string{}
-	for _, pod := range pods.Items {
-		e, err := client.Pod(ctx, namespace, pod.Name)
-		switch {
-		case errors.Is(err, explain.ErrUnreachable):
-			return nil, nil, fmt.Errorf("the scheduler of cluster %q does not answer (%v)", clusterName, err)
-		case errors.Is(err, explain.ErrNotRecorded), err == nil && e.UID != string(pod.UID):
-			missing[pod.Name] = "no record (not attempted yet, scheduler restarted, or record dropped as old)"
-		case err != nil:
-			return nil, nil, err
-		default:
-			explanations = append(explanations, e)
-		}
-	}
-	if len(pods.Items) == 0 {
-		return nil, nil, fmt.Errorf("deployment %s/%s has no pods", namespace, name)
-	}
-	return explanations, missing, nil
 }

@@ -13,10 +13,11 @@ import (
 func newVersionCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print kubesim's version and the Kubernetes version it runs",
+		Short: "Print kubesim's version, the Kubernetes version it runs and the patches its build applied",
 		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
 			fmt.Fprintf(cmd.OutOrStdout(), "kubesim %s (Kubernetes %s)\n", kubesimversion.Version, version.Get().GitVersion)
+			fmt.Fprintln(cmd.OutOrStdout(), kubesimversion.PatchesLine())
 		},
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -173,20 +174,33 @@ func Stamp(template *corev1.Node, name string, extra map[string]string) *corev1.
 	return node
 }
 
-// inParallel runs do for every index on the worker pool, reporting
-// progress as what; the first error stops it and names its node.
+// inParallel runs do for every index, workers at a time, reporting
+// progress as what. The first error cancels the ctx the others get, stops
+// handing out indexes and is returned, naming its node; if ctx ends
+// first, its cause is returned.
 func inParallel(ctx context.Context, what string, indexes []int, p *progress, do func(ctx context.Context, i int) error) error {
 	if len(indexes) == 0 {
 		return nil
 	}
 	var done atomic.Int64
-	err := Parallel(ctx, len(indexes), workers, func(ctx context.Context, j int) error {
-		if err := do(ctx, indexes[j]); err != nil {
-			return fmt.Errorf("%s: %s: %w", what, NodeName(indexes[j]), err)
+	g, groupCtx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	for _, i := range indexes {
+		if groupCtx.Err() != nil {
+			break
 		}
-		p.show(what, int(done.Add(1)), len(indexes))
-		return nil
-	})
+		g.Go(func() error {
+			if err := do(groupCtx, i); err != nil {
+				return fmt.Errorf("%s: %s: %w", what, NodeName(i), err)
+			}
+			p.show(what, int(done.Add(1)), len(indexes))
+			return nil
+		})
+	}
+	err := g.Wait()
+	if err == nil {
+		err = context.Cause(ctx) // ended before every index was handed out
+	}
 	p.finish(what, int(done.Load()), len(indexes))
 	return err
 }

@@ -3,6 +3,8 @@ package scale
 import (
 	"context"
 	"errors"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,5 +26,38 @@ func TestWaitEndsWhenTheClusterIsGone(t *testing.T) {
 	}
 	if took := time.Since(start); took > 30*time.Second {
 		t.Errorf("the wait took %s", took)
+	}
+}
+
+func TestInParallelStopsAtTheFirstError(t *testing.T) {
+	boom := errors.New("boom")
+	indexes := make([]int, 10_000)
+	for i := range indexes {
+		indexes[i] = i
+	}
+	var calls atomic.Int32
+	err := inParallel(context.Background(), "testing", indexes, newProgress(nil, false), func(ctx context.Context, i int) error {
+		calls.Add(1)
+		if i == 3 {
+			return boom
+		}
+		<-ctx.Done() // the others wait for the error to cancel them
+		return ctx.Err()
+	})
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), NodeName(3)) {
+		t.Errorf("err = %v, want the first error, boom, naming %s", err, NodeName(3))
+	}
+	if c := calls.Load(); c > 2*workers {
+		t.Errorf("%d calls after the error, want no more handed out", c)
+	}
+}
+
+func TestInParallelReturnsTheContextsError(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var calls atomic.Int32
+	err := inParallel(ctx, "testing", []int{0, 1, 2}, newProgress(nil, false), func(context.Context, int) error { calls.Add(1); return nil })
+	if !errors.Is(err, context.Canceled) || calls.Load() != 0 {
+		t.Errorf("err = %v after %d calls, want context.Canceled and none", err, calls.Load())
 	}
 }

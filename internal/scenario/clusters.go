@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -63,10 +64,13 @@ type disruption struct {
 	Refused []string
 }
 
+// notInName matches what a cluster name (a DNS label) cannot hold.
+var notInName = regexp.MustCompile(`[^a-z0-9-]+`)
+
 // clusterName is a fresh cluster's name: the scenario's, shortened, and
 // a random suffix, so runs never collide.
 func clusterName(scenario, key string) string {
-	s := strings.Trim(regexp.MustCompile(`[^a-z0-9-]+`).ReplaceAllString(strings.ToLower(scenario+"-"+key), "-"), "-")
+	s := strings.Trim(notInName.ReplaceAllString(strings.ToLower(scenario+"-"+key), "-"), "-")
 	// Short: the cluster's unix sockets live under its directory.
 	if len(s) > 10 {
 		s = strings.Trim(s[:10], "-")
@@ -213,7 +217,7 @@ func (t *target) scaleGroup(ctx context.Context, g *v1alpha1.NodeGroup, count in
 	for i := range count {
 		names[i] = groupNodeName(g.Name, i)
 	}
-	err := scale.Parallel(ctx, count, 16, func(ctx context.Context, i int) error {
+	create := func(ctx context.Context, i int) error {
 		extra := map[string]string{"kubesim.io/node-group": g.Name}
 		if g.Name == "" {
 			extra["kubesim.io/node-group"] = "node"
@@ -226,7 +230,20 @@ func (t *target) scaleGroup(ctx context.Context, g *v1alpha1.NodeGroup, count in
 			return nil
 		}
 		return err
-	})
+	}
+	// 16 at a time; the first error cancels the others and stops the rest.
+	pool, poolCtx := errgroup.WithContext(ctx)
+	pool.SetLimit(16)
+	for i := range count {
+		if poolCtx.Err() != nil {
+			break
+		}
+		pool.Go(func() error { return create(poolCtx, i) })
+	}
+	err := pool.Wait()
+	if err == nil {
+		err = context.Cause(ctx) // ended before every node was handed out
+	}
 	if err != nil {
 		return nil, fmt.Errorf("making nodes of group %q: %w", g.Name, err)
 	}
