@@ -9,14 +9,15 @@ import (
 // A starting controller refuses evictions rather than decide without
 // its caches; once caught up it decides.
 func TestWaitCaughtUp(t *testing.T) {
-	c := &Controller{caughtUp: make(chan struct{})}
+	caughtUp := make(chan struct{})
+	wh := &webhook{caughtUp: caughtUp}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if msg := c.waitCaughtUp(ctx); !strings.Contains(msg, "still starting") {
-		t.Errorf("starting: %q, want a refusal", msg)
+	if v := wh.waitCaughtUp(ctx); v.allowed || !strings.Contains(v.reason, "still starting") {
+		t.Errorf("starting: %+v, want a refusal", v)
 	}
-	close(c.caughtUp)
-	if msg := c.waitCaughtUp(context.Background()); msg != "" {
-		t.Errorf("caught up: %q, want none", msg)
+	close(caughtUp)
+	if v := wh.waitCaughtUp(context.Background()); !v.allowed {
+		t.Errorf("caught up: %+v, want allowed", v)
 	}
 }

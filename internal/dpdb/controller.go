@@ -2,18 +2,11 @@ package dpdb
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strings"
 	"sync"
 	"time"
 
-	policyv1 "k8s.io/api/policy/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -21,9 +14,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	policylisters "k8s.io/client-go/listers/policy/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
@@ -46,11 +37,12 @@ type Controller struct {
 	opts    Options
 	client  kubernetes.Interface
 	dyn     dynamic.Interface
-	dpdbs   cache.SharedIndexInformer
+	dpdbs   cache.SharedIndexInformer // typed DPDBs: see typedDPDB
 	pdbs    policylisters.PodDisruptionBudgetLister
 	synced  []cache.InformerSynced
 	queue   workqueue.TypedRateLimitingInterface[string]
 	remotes *remotes
+	webhook *webhook
 	now     func() time.Time
 	start   func(stop <-chan struct{})
 	// caughtUp is closed once the caches have synced and remote clusters
@@ -58,66 +50,56 @@ type Controller struct {
 	caughtUp chan struct{}
 }
 
-// Run runs the controller until ctx ends.
+// Run runs the controller against the cluster opts.Kubeconfig reaches
+// until ctx ends.
 func Run(ctx context.Context, opts Options) error {
 	if err := opts.Validate(); err != nil {
 		return err
 	}
-	cfg, err := restConfig(opts.Kubeconfig)
+	clients, err := ClientsFor(opts.Kubeconfig)
 	if err != nil {
 		return err
 	}
-	c, err := New(cfg, opts)
+	c, err := New(opts, clients)
 	if err != nil {
 		return err
 	}
 	return c.Run(ctx)
 }
 
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig == "" {
-		cfg, err := rest.InClusterConfig()
-		if err != nil {
-			return nil, fmt.Errorf("--kubeconfig: not given, and not running in a cluster: %w", err)
-		}
-		return cfg, nil
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("--kubeconfig: %w", err)
-	}
-	return cfg, nil
+// New builds a controller, and its webhook, over clients; opts are as
+// Validate accepts them.
+func New(opts Options, clients Clients) (*Controller, error) {
+	return newController(opts, clients, time.Now)
 }
 
-// New builds a controller for the cluster cfg reaches.
-func New(cfg *rest.Config, opts Options) (*Controller, error) {
-	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = 200, 400
-	client, err1 := kubernetes.NewForConfig(cfg)
-	dyn, err2 := dynamic.NewForConfig(cfg)
-	if err := errors.Join(err1, err2); err != nil {
-		return nil, err
-	}
+func newController(opts Options, clients Clients, now func() time.Time) (*Controller, error) {
 	c := &Controller{
 		opts:     opts,
-		client:   client,
-		dyn:      dyn,
-		now:      time.Now,
+		client:   clients.Kube,
+		dyn:      clients.Dynamic,
+		now:      now,
 		caughtUp: make(chan struct{}),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](100*time.Millisecond, 10*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "dpdb"}),
 	}
-	dynFactory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, resync)
+	dynFactory := dynamicinformer.NewDynamicSharedInformerFactory(clients.Dynamic, resync)
 	c.dpdbs = dynFactory.ForResource(policyv1alpha1.Resource).Informer()
-	if err := c.dpdbs.AddIndexers(cache.Indexers{memberIndex: c.memberKeys, clusterIndex: c.clusterKeys}); err != nil {
+	if err := c.dpdbs.SetTransform(typedDPDB); err != nil {
+		return nil, err
+	}
+	if err := c.dpdbs.AddIndexers(cache.Indexers{
+		memberIndex:  indexMembers(opts.ClusterName, member.indexKey),
+		clusterIndex: indexMembers(opts.ClusterName, func(m member) string { return m.Cluster }),
+	}); err != nil {
 		return nil, err
 	}
 	_, _ = c.dpdbs.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
 		UpdateFunc: func(_, obj any) { c.enqueue(obj) },
 	})
-	factory := informers.NewSharedInformerFactory(client, 0)
+	factory := informers.NewSharedInformerFactory(clients.Kube, 0)
 	pdbInformer := factory.Policy().V1().PodDisruptionBudgets()
 	c.pdbs = pdbInformer.Lister()
 	_, _ = pdbInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -128,10 +110,11 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	c.synced = []cache.InformerSynced{c.dpdbs.HasSynced, pdbInformer.Informer().HasSynced}
 	c.start = func(stop <-chan struct{}) { dynFactory.Start(stop); factory.Start(stop) }
 	c.remotes = &remotes{
-		opts: opts, local: client, now: c.now, clusters: map[string]*remote{},
+		opts: opts, local: clients.Kube, newClient: clients.Member, now: c.now, clusters: map[string]*remote{},
 		onChange: func(m member) { c.enqueueIndexed(memberIndex, m.indexKey()) },
 		onReach:  func(cluster string) { c.enqueueIndexed(clusterIndex, cluster) },
 	}
+	c.webhook = &webhook{opts: opts, client: clients.Kube, dpdbs: c.dpdbs.GetIndexer(), members: c.remotes, caughtUp: c.caughtUp}
 	return c, nil
 }
 
@@ -145,18 +128,12 @@ func (c *Controller) Run(ctx context.Context) error {
 	// second); it refuses evictions until caughtUp rather than guess.
 	served := make(chan error, 1)
 	if c.opts.WebhookPort != 0 {
-		go func() { served <- c.serveWebhook(ctx) }()
-	}
-	if err := c.waitForAPI(ctx); err != nil {
-		return err
-	}
-	c.start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return ctx.Err()
+		go func() { served <- c.webhook.serve(ctx) }()
 	}
 	defer c.remotes.stop()
-	c.remotes.refresh(ctx) // remote clusters known before the first decision
-	close(c.caughtUp)
+	if err := c.catchUp(ctx); err != nil {
+		return err
+	}
 	go wait.UntilWithContext(ctx, c.remotes.refresh, 10*time.Second)
 	var wg sync.WaitGroup
 	for range c.opts.Workers {
@@ -175,6 +152,22 @@ func (c *Controller) Run(ctx context.Context) error {
 	<-ctx.Done()
 	c.queue.ShutDown()
 	wg.Wait()
+	return nil
+}
+
+// catchUp starts the informers and the remote watches, and returns once
+// the caches have synced and the remote clusters are known; the webhook
+// decides from then on.
+func (c *Controller) catchUp(ctx context.Context) error {
+	if err := c.waitForAPI(ctx); err != nil {
+		return err
+	}
+	c.start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		return ctx.Err()
+	}
+	c.remotes.refresh(ctx) // remote clusters known before the first decision
+	close(c.caughtUp)
 	return nil
 }
 
@@ -240,217 +233,4 @@ func (c *Controller) pdbChanged(obj any) {
 	}
 	c.queue.Add(pdb.Namespace + "/" + pdb.Name)
 	c.enqueueIndexed(memberIndex, member{Namespace: pdb.Namespace, Name: pdb.Name}.indexKey())
-}
-
-// members resolves a DPDB's federation entries: a namespace defaults to
-// the DPDB's, this cluster's name to "".
-func (c *Controller) members(d *policyv1alpha1.DistributedPodDisruptionBudget) []member {
-	var ms []member
-	for _, f := range d.Spec.Federation {
-		m := member{Cluster: f.Cluster, Namespace: f.Namespace, Name: f.Name}
-		if m.Namespace == "" {
-			m.Namespace = d.Namespace
-		}
-		if m.Cluster == c.opts.ClusterName {
-			m.Cluster = ""
-		}
-		ms = append(ms, m)
-	}
-	return ms
-}
-
-func (c *Controller) memberKeys(obj any) ([]string, error) {
-	d, err := toDPDB(obj)
-	if err != nil {
-		return nil, nil
-	}
-	var keys []string
-	for _, m := range c.members(d) {
-		keys = append(keys, m.indexKey())
-	}
-	return keys, nil
-}
-
-func (c *Controller) clusterKeys(obj any) ([]string, error) {
-	d, err := toDPDB(obj)
-	if err != nil {
-		return nil, nil
-	}
-	var keys []string
-	for _, m := range c.members(d) {
-		if m.Cluster != "" {
-			keys = append(keys, m.Cluster)
-		}
-	}
-	return keys, nil
-}
-
-func toDPDB(obj any) (*policyv1alpha1.DistributedPodDisruptionBudget, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return nil, fmt.Errorf("not an unstructured object: %T", obj)
-	}
-	d := &policyv1alpha1.DistributedPodDisruptionBudget{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, d); err != nil {
-		return nil, err
-	}
-	return d, nil
-}
-
-// memberView is one member as this sync observed it.
-type memberView struct {
-	member
-	obs        Observation
-	message    string
-	observedAt time.Time
-}
-
-// observeMembers reads every member: this cluster's from the informer,
-// others' through their watches. A member listed twice, or naming the
-// DPDB's own child, is not counted (it would count pods twice).
-func (c *Controller) observeMembers(d *policyv1alpha1.DistributedPodDisruptionBudget) []memberView {
-	now := c.now()
-	seen := map[member]bool{}
-	var views []memberView
-	for _, m := range c.members(d) {
-		v := memberView{member: m}
-		switch {
-		case seen[m]:
-			v.message = "listed twice in spec.federation; remove one"
-		case m.Cluster == "" && m.Namespace == d.Namespace && m.Name == d.Name:
-			v.message = "is this DPDB's own child PDB; remove it from spec.federation"
-		case m.Cluster == "":
-			v.obs, v.message = observeIn(c.pdbs, m, "")
-			v.observedAt = now
-		default:
-			v.obs, v.message, v.observedAt = c.remotes.observe(m)
-		}
-		seen[m] = true
-		views = append(views, v)
-	}
-	return views
-}
-
-// sync brings one DPDB's child PDB and status up to date.
-func (c *Controller) sync(ctx context.Context, key string) error {
-	obj, exists, err := c.dpdbs.GetIndexer().GetByKey(key)
-	if err != nil || !exists {
-		return err // the child goes with it: it is owned
-	}
-	d, err := toDPDB(obj)
-	if err != nil {
-		return err
-	}
-	if d.DeletionTimestamp != nil {
-		return nil
-	}
-	views := c.observeMembers(d)
-	obs := make([]Observation, len(views))
-	for i, v := range views {
-		obs[i] = v.obs
-	}
-	child, err := c.pdbs.PodDisruptionBudgets(d.Namespace).Get(d.Name)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return err
-	}
-	if err != nil {
-		child = nil
-	}
-	st := status{dpdb: d, views: views}
-	if child != nil && !metav1.IsControlledBy(child, d) {
-		st.conflict = fmt.Sprintf("a PodDisruptionBudget %s/%s exists that this DPDB does not own; delete or rename it", d.Namespace, d.Name)
-		return c.writeStatus(ctx, d, st.build(c.now()))
-	}
-	var own Observation
-	if child != nil {
-		own, _ = observe(child)
-	}
-	st.own = own
-	st.budget, st.specErr = Compute(d.Spec, own, obs)
-	if d.Spec.Selector == nil {
-		st.specErr = errors.New("spec.selector: required; select this namespace's pods of the budget")
-	} else if _, err := metav1.LabelSelectorAsSelector(d.Spec.Selector); err != nil {
-		st.specErr = fmt.Errorf("spec.selector: %v", err)
-	}
-	if d.Spec.Selector != nil && (st.specErr == nil || child != nil) {
-		// A bad spec with a child still closes the child.
-		child, st.childChanged, err = c.ensureChild(ctx, d, child, st.budget.ChildMinAvailable)
-		if err != nil {
-			return err
-		}
-	}
-	st.child = child
-	if err := c.writeStatus(ctx, d, st.build(c.now())); err != nil {
-		return err
-	}
-	if !st.budget.Sure {
-		// Reach and staleness are time-bound: look again soon.
-		c.queue.AddAfter(key, c.opts.ProbeInterval)
-	}
-	return nil
-}
-
-// ensureChild creates or corrects the child PDB. It reports whether it
-// wrote: the child's status then waits for the disruption controller.
-func (c *Controller) ensureChild(ctx context.Context, d *policyv1alpha1.DistributedPodDisruptionBudget, child *policyv1.PodDisruptionBudget, minAvailable int32) (*policyv1.PodDisruptionBudget, bool, error) {
-	want := childSpec(d, minAvailable)
-	pdbs := c.client.PolicyV1().PodDisruptionBudgets(d.Namespace)
-	if child == nil {
-		created, err := pdbs.Create(ctx, &policyv1.PodDisruptionBudget{
-			ObjectMeta: metav1.ObjectMeta{
-				Name: d.Name, Namespace: d.Namespace,
-				Labels:          map[string]string{ChildLabel: d.Name},
-				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(d, policyv1alpha1.SchemeGroupVersion.WithKind(policyv1alpha1.Kind))},
-			},
-			Spec: want,
-		}, metav1.CreateOptions{})
-		return created, err == nil, err
-	}
-	if apiequality.Semantic.DeepEqual(child.Spec, want) {
-		return child, false, nil
-	}
-	updated := child.DeepCopy()
-	updated.Spec = want
-	updated, err := pdbs.Update(ctx, updated, metav1.UpdateOptions{})
-	if err == nil {
-		klog.InfoS("child PDB updated", "pdb", d.Namespace+"/"+d.Name, "minAvailable", minAvailable)
-	}
-	return updated, err == nil, err
-}
-
-// ChildLabel marks a child PDB with the name of its DPDB.
-const ChildLabel = "policy.kubesim.io/dpdb"
-
-func childSpec(d *policyv1alpha1.DistributedPodDisruptionBudget, minAvailable int32) policyv1.PodDisruptionBudgetSpec {
-	v := intstrFromInt32(minAvailable)
-	return policyv1.PodDisruptionBudgetSpec{Selector: d.Spec.Selector.DeepCopy(), MinAvailable: &v}
-}
-
-// writeStatus writes the DPDB's status if it changed.
-func (c *Controller) writeStatus(ctx context.Context, d *policyv1alpha1.DistributedPodDisruptionBudget, st policyv1alpha1.DistributedPodDisruptionBudgetStatus) error {
-	if apiequality.Semantic.DeepEqual(d.Status, st) {
-		return nil
-	}
-	updated := d.DeepCopy()
-	updated.Status = st
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(updated)
-	if err != nil {
-		return err
-	}
-	u := &unstructured.Unstructured{Object: obj}
-	u.SetAPIVersion(policyv1alpha1.GroupVersion)
-	u.SetKind(policyv1alpha1.Kind)
-	_, err = c.dyn.Resource(policyv1alpha1.Resource).Namespace(d.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{})
-	return err
-}
-
-// describe names the unsure members, for conditions and refusals.
-func describe(views []memberView) string {
-	var parts []string
-	for _, v := range views {
-		if !v.obs.Sure {
-			parts = append(parts, v.member.String()+": "+v.message)
-		}
-	}
-	return strings.Join(parts, "; ")
 }

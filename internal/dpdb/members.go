@@ -6,6 +6,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	policylisters "k8s.io/client-go/listers/policy/v1"
+
+	policyv1alpha1 "github.com/kubesim/kubesim/apis/policy/v1alpha1"
 )
 
 // member is one federation entry resolved: Cluster is "" for this cluster.
@@ -18,6 +20,23 @@ func (m member) String() string {
 		return m.Namespace + "/" + m.Name
 	}
 	return m.Cluster + ":" + m.Namespace + "/" + m.Name
+}
+
+// resolveMembers resolves a DPDB's federation entries: a namespace
+// defaults to the DPDB's, clusterName (this cluster's) to "".
+func resolveMembers(d *policyv1alpha1.DistributedPodDisruptionBudget, clusterName string) []member {
+	var ms []member
+	for _, f := range d.Spec.Federation {
+		m := member{Cluster: f.Cluster, Namespace: f.Namespace, Name: f.Name}
+		if m.Namespace == "" {
+			m.Namespace = d.Namespace
+		}
+		if m.Cluster == clusterName {
+			m.Cluster = ""
+		}
+		ms = append(ms, m)
+	}
+	return ms
 }
 
 // indexKey is the member's key in the DPDB informer's member index.

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	policylisters "k8s.io/client-go/listers/policy/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -24,11 +25,12 @@ import (
 // Secret names them: for each, a watch of its PDBs and a probe of its
 // reach. Only PDBs are read there, never pods.
 type remotes struct {
-	opts     Options
-	local    kubernetes.Interface
-	onChange func(m member)       // a remote PDB changed
-	onReach  func(cluster string) // a cluster became reachable or not
-	now      func() time.Time
+	opts      Options
+	local     kubernetes.Interface
+	newClient func(*rest.Config) (kubernetes.Interface, error) // Clients.Member
+	onChange  func(m member)                                   // a remote PDB changed
+	onReach   func(cluster string)                             // a cluster became reachable or not
+	now       func() time.Time
 
 	mu       sync.Mutex
 	clusters map[string]*remote
@@ -102,7 +104,7 @@ func (r *remotes) start(ctx context.Context, name string, kubeconfig []byte) (*r
 		return nil, fmt.Errorf("kubeconfig for cluster %s in Secret %s/%s: %w", name, r.opts.Namespace, r.opts.FederationSecret, err)
 	}
 	cfg.Timeout = 5 * time.Second
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := r.newClient(cfg)
 	if err != nil {
 		return nil, err
 	}

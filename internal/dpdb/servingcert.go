@@ -88,13 +88,13 @@ func setCABundle(ctx context.Context, client kubernetes.Interface, name string, 
 // publishCA sets the caBundle, retrying until it is set or ctx ends (the
 // configuration may be applied after the controller starts), then marks
 // the webhook ready.
-func (c *Controller) publishCA(ctx context.Context, caPEM []byte, ready *atomic.Bool) {
+func (wh *webhook) publishCA(ctx context.Context, caPEM []byte, ready *atomic.Bool) {
 	_ = wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
-		if err := setCABundle(ctx, c.client, c.opts.WebhookConfiguration, caPEM); err != nil {
+		if err := setCABundle(ctx, wh.client, wh.opts.WebhookConfiguration, caPEM); err != nil {
 			klog.ErrorS(err, "publishing the webhook's CA; the API server cannot call the webhook, so evictions fail, until it is")
 			return false, nil
 		}
-		klog.InfoS("published the webhook's CA", "validatingWebhookConfiguration", c.opts.WebhookConfiguration)
+		klog.InfoS("published the webhook's CA", "validatingWebhookConfiguration", wh.opts.WebhookConfiguration)
 		ready.Store(true)
 		return true, nil
 	})

@@ -172,10 +172,10 @@ func TestPublishCAWaitsForConfiguration(t *testing.T) {
 		return false, nil, nil
 	})
 	o := selfManaged()
-	c := &Controller{opts: o, client: client}
+	wh := &webhook{opts: o, client: client}
 	var ready atomic.Bool
 	done := make(chan struct{})
-	go func() { c.publishCA(ctx, []byte("ca"), &ready); close(done) }()
+	go func() { wh.publishCA(ctx, []byte("ca"), &ready); close(done) }()
 	<-tried // found nothing
 	if ready.Load() {
 		t.Fatal("ready before the configuration exists")
