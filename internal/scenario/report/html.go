@@ -1,0 +1,109 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/kubesim/kubesim/internal/explain"
+	"github.com/kubesim/kubesim/internal/scenario/result"
+)
+
+var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"svg":  svg,
+	"join": func(s []string) string { return strings.Join(s, "; ") },
+	// firstNodes bounds an explanation's table: the most telling rows come first.
+	"firstNodes": func(ns []explain.NodeResult) []explain.NodeResult { return ns[:min(len(ns), 30)] },
+	"secs":       func(d interface{ Seconds() float64 }) string { return fmt.Sprintf("%.1fs", d.Seconds()) },
+	// The timeline spans the steps, from the first (the clusters are made before).
+	"barLeft": func(r *result.Scenario, s *result.Step) string {
+		return pct(s.Start.Seconds()-r.Steps[0].Start.Seconds(), r.Duration.Seconds()-r.Steps[0].Start.Seconds())
+	},
+	"barWidth": func(r *result.Scenario, s *result.Step) string {
+		span := r.Duration.Seconds() - r.Steps[0].Start.Seconds()
+		return pct(max(s.Duration.Seconds(), span/200), span)
+	},
+}).Parse(reportHTML))
+
+func pct(a, b float64) string {
+	if b <= 0 {
+		return "0%"
+	}
+	return fmt.Sprintf("%.2f%%", 100*a/b)
+}
+
+// WriteHTML writes one self-contained HTML page (inline CSS, SVG and
+// script; nothing fetched) with each scenario's timeline, its assertion
+// points as placement pictures, and each failure's expected and actual.
+func WriteHTML(w io.Writer, results []*result.Scenario) error {
+	return reportTemplate.Execute(w, results)
+}
+
+const reportHTML = `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>kubesim scenarios</title>
+<script>window.reportErrors=[];window.addEventListener("error",function(e){window.reportErrors.push(String(e.message));document.documentElement.setAttribute("data-script-errors",window.reportErrors.join("; "));});</script>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:20px;color:#222}
+h1{font-size:20px}h2{font-size:17px;margin-top:28px}
+.pass{color:#2a7a2a}.fail{color:#c0392b}
+.timeline{position:relative;height:auto;border:1px solid #ddd;padding:4px;margin:8px 0}
+.tl{position:relative;height:18px;margin:2px 0}
+.tl .bar{position:absolute;top:3px;height:12px;background:#59a14f;border-radius:2px;min-width:2px}
+.tl.failed .bar{background:#e15759}
+.tl .bar{margin-left:260px}.tl{margin-right:270px}
+.tl .lbl{position:absolute;left:0;width:255px;overflow:hidden;font-size:11px;white-space:nowrap;z-index:1;background:rgba(255,255,255,.7)}
+table.steps{border-collapse:collapse;margin:8px 0}table.steps td,table.steps th{border-bottom:1px solid #eee;padding:3px 8px;text-align:left;vertical-align:top}
+.step{border:1px solid #ddd;border-radius:6px;margin:10px 0;padding:8px}
+.step.failed{border-color:#e15759}
+.expect{font-family:monospace;background:#fdf1f0;padding:6px;white-space:pre-wrap}
+.placement{display:flex;flex-wrap:wrap;gap:8px;margin:6px 0}.podrow{display:block;margin:4px 0}
+.domain{fill:#f6f7f9;stroke:#c9ced6}.node{fill:#fff;stroke:#8a94a6}.node.cordoned{stroke-dasharray:4 2;fill:#f1f1f1}.node.notready{fill:#fde2e2;stroke:#c0392b}
+.dlabel{font-size:12px;font-weight:600}.nlabel{font-size:10px;fill:#444}.count{font-size:10px;text-anchor:end;fill:#888}
+.pending{fill-opacity:.15;stroke:#000}.evicted{fill-opacity:.2;stroke:#c0392b;stroke-dasharray:2 2}
+.chip{display:inline-block;width:10px;height:10px;border-radius:5px;margin:0 4px 0 10px}
+.legend{font-size:12px;margin:4px 0}
+button.toggle{font-size:12px}
+details.why{margin:4px 0;font-size:12px}details.why summary{cursor:pointer}
+</style></head>
+<body>
+<h1>kubesim scenarios</h1>
+<p id="summary"></p>
+{{range $r := .}}
+<section class="scenario" data-passed="{{$r.Passed}}">
+<h2>{{if $r.Passed}}<span class="pass">✓</span>{{else}}<span class="fail">✗</span>{{end}} {{$r.Name}} <small>({{$r.File}}, {{secs $r.Duration}})</small></h2>
+{{if $r.Setup}}<div class="expect">clusters: {{$r.Setup}}</div>{{end}}
+{{if $r.Steps}}<div><small>clusters ready after {{secs (index $r.Steps 0).Start}}; the steps:</small></div>{{end}}
+<div class="timeline">{{range $s := $r.Steps}}<div class="tl{{if $s.Failed}} failed{{end}}"><span class="lbl">{{$s.Name}} {{secs $s.Duration}}</span><div class="bar" style="left:{{barLeft $r $s}};width:{{barWidth $r $s}}"></div></div>{{end}}</div>
+<button class="toggle" type="button">show only failures</button>
+{{range $s := $r.Steps}}{{if or $s.Placement $s.Assertions $s.Error}}
+<div class="step{{if $s.Failed}} failed{{end}}">
+<b>{{if $s.Failed}}<span class="fail">✗</span>{{else}}<span class="pass">✓</span>{{end}} {{$s.Name}}</b> <small>line {{$s.Line}},{{if $s.Cluster}} cluster {{$s.Cluster}},{{end}} at {{secs $s.Start}}, took {{secs $s.Duration}}</small>
+{{with or $s.Detail $s.Output}}<div><small>{{.}}</small></div>{{end}}
+{{if $s.Error}}<div class="expect">{{$s.Error}}</div>{{end}}
+{{range $a := $s.Assertions}}<div>{{if $a.Passed}}<span class="pass">✓</span>{{else}}<span class="fail">✗</span>{{end}} {{$a.Name}}
+{{if not $a.Passed}}<div class="expect">expected: {{$a.Expected}}
+actual:   {{$a.Actual}}</div>{{end}}</div>{{end}}
+{{svg $s.Placement}}
+{{range $x := $s.Explanations}}<details class="why"><summary>why <b>{{$x.Name}}</b> is {{$x.Result}}: {{$x.Message}}</summary>
+<table class="steps"><tr><th>node</th><th>filter</th><th>plugin: reason</th></tr>{{range $n := firstNodes $x.Nodes}}<tr><td>{{$n.Name}}</td><td>{{$n.Filter}}</td><td>{{$n.Plugin}}{{if $n.Reasons}}: {{join $n.Reasons}}{{end}}</td></tr>{{end}}</table>{{if gt (len $x.Nodes) 30}}<small>… and {{len $x.Nodes}} nodes in all: kubesim explain pod {{$x.Name}} -n {{$x.Namespace}} --all</small>{{end}}</details>{{end}}
+</div>{{end}}{{end}}
+</section>
+{{end}}
+<script>
+(function(){
+  var all=document.querySelectorAll("section.scenario"), failed=0;
+  all.forEach(function(s){ if(s.getAttribute("data-passed")!=="true") failed++; });
+  document.getElementById("summary").textContent=(all.length-failed)+" of "+all.length+" scenarios passed";
+  document.querySelectorAll("button.toggle").forEach(function(b){
+    b.addEventListener("click",function(){
+      var only=b.textContent.indexOf("only")>=0;
+      b.parentNode.querySelectorAll(".step").forEach(function(d){ if(!d.classList.contains("failed")) d.style.display=only?"none":""; });
+      b.textContent=only?"show all steps":"show only failures";
+    });
+  });
+  document.documentElement.setAttribute("data-rendered","true");
+})();
+</script>
+</body></html>
+`
