@@ -1,6 +1,8 @@
-// Package scenario reads scenario files (kubesim.io/v1alpha1 Scenario),
-// runs their steps against simulated clusters, checks their assertions and
-// writes what happened as a terminal summary, JUnit XML and an HTML report.
+// Package scenario reads scenario files (kubesim.io/v1alpha1 Scenario):
+// parse, setDefaults, validate; and runs their steps against simulated
+// clusters, checking their assertions. What each kind of step and check
+// does is declared once, in a file of its own (step_*.go, check_*.go).
+// Package result holds what came of a run; package report writes it.
 package scenario
 
 import (
@@ -15,7 +17,6 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/manifest"
@@ -59,7 +60,24 @@ func lineError(n *yaml.Node, format string, args ...any) error {
 	return fmt.Errorf("%d: %s", line, fmt.Sprintf(format, args...))
 }
 
+// parse reads a scenario: decoded, defaulted (paths made relative to
+// dir), then validated.
 func parse(data []byte, set map[string]string, used map[string]bool, dir string) (*v1alpha1.Scenario, error) {
+	s, root, err := decode(data, set, used)
+	if err != nil {
+		return nil, err
+	}
+	setDefaults(s, dir)
+	if err := validate(s, root); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// decode reads a scenario's YAML: parameters substituted, foreach
+// expanded, every field known, each step's line attached. It returns the
+// YAML too, for validate's messages to name lines.
+func decode(data []byte, set map[string]string, used map[string]bool) (*v1alpha1.Scenario, *yaml.Node, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		msg := strings.Join(strings.Fields(strings.TrimPrefix(err.Error(), "yaml: ")), " ")
@@ -72,19 +90,19 @@ func parse(data []byte, set map[string]string, used map[string]bool, dir string)
 		if bytes.Contains(data, []byte("${")) {
 			msg += ` (inside {...}, quote a reference: "${name}")`
 		}
-		return nil, fmt.Errorf("%d: not valid YAML: %s", line, msg)
+		return nil, nil, fmt.Errorf("%d: not valid YAML: %s", line, msg)
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("1: not a Scenario: want a mapping with apiVersion: %s and kind: %s", v1alpha1.GroupVersion, v1alpha1.ScenarioKind)
+		return nil, nil, fmt.Errorf("1: not a Scenario: want a mapping with apiVersion: %s and kind: %s", v1alpha1.GroupVersion, v1alpha1.ScenarioKind)
 	}
 	root := doc.Content[0]
-	if err := checkKind(root); err != nil {
-		return nil, err
+	if err := checkTypeMeta(root); err != nil {
+		return nil, nil, err
 	}
 	params := map[string]string{}
 	if p := child(root, "parameters"); p != nil {
 		if p.Kind != yaml.MappingNode {
-			return nil, lineError(p, "parameters: want a mapping of names to values, such as replicas: 3")
+			return nil, nil, lineError(p, "parameters: want a mapping of names to values, such as replicas: 3")
 		}
 		for i := 0; i+1 < len(p.Content); i += 2 {
 			p.Content[i+1].Tag = "!!str" // replicas: 3 is the text 3 until used
@@ -104,35 +122,32 @@ func parse(data []byte, set map[string]string, used map[string]bool, dir string)
 	}
 	steps := child(root, "steps")
 	if steps == nil || steps.Kind != yaml.SequenceNode || len(steps.Content) == 0 {
-		return nil, lineError(orNode(steps, root), "steps: required, a list of steps (apply, drain, assert, …)")
+		return nil, nil, lineError(orNode(steps, root), "steps: required, a list of steps (apply, drain, assert, …)")
 	}
 	if err := expandSteps(steps); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := leftovers(root, params); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Each step on its own first: a type error's path names no list
 	// index, and this way its line is at least the step's.
 	for i, n := range steps.Content {
 		if err := decodeNode(n, &v1alpha1.Step{}, fmt.Sprintf("steps[%d]", i)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	s := &v1alpha1.Scenario{}
 	if err := decodeNode(root, s, ""); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := attachLines(s.Steps, steps, "steps"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := validate(s, root, dir); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return s, root, nil
 }
 
-func checkKind(root *yaml.Node) error {
+func checkTypeMeta(root *yaml.Node) error {
 	kind, apiVersion := child(root, "kind"), child(root, "apiVersion")
 	switch {
 	case kind == nil:
@@ -352,13 +367,4 @@ func attachLines(steps []v1alpha1.Step, nodes *yaml.Node, path string) error {
 		}
 	}
 	return nil
-}
-
-// parseSelector checks a label selector at parse time.
-func parseSelector(s string) error {
-	if s == "" {
-		return nil
-	}
-	_, err := labels.Parse(s)
-	return err
 }

@@ -1,16 +1,16 @@
 package scenario
 
 import (
+	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
+	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
-	"github.com/kubesim/kubesim/internal/descheduler"
 	"github.com/kubesim/kubesim/internal/scale"
 )
 
@@ -19,20 +19,17 @@ func errAt(line int, format string, args ...any) error {
 }
 
 // validate checks what decoding cannot: one action per step, clusters
-// that exist, files that can be read, selectors and CEL that parse.
-// Relative paths are made relative to dir, the scenario's directory.
-func validate(s *v1alpha1.Scenario, root *yaml.Node, dir string) error {
-	switch {
-	case s.Cluster != nil && len(s.Clusters) > 0:
+// that exist, files that can be read, selectors and CEL that parse. It
+// changes nothing; setDefaults has filled in the scenario before.
+func validate(s *v1alpha1.Scenario, root *yaml.Node) error {
+	if s.Cluster != nil && len(s.Clusters) > 0 {
 		return lineError(child(root, "clusters"), "cluster and clusters: set one or the other")
-	case s.Cluster == nil && len(s.Clusters) == 0:
-		s.Cluster = &v1alpha1.ScenarioCluster{}
 	}
 	clusters := s.Clusters
 	if s.Cluster != nil {
 		clusters = []v1alpha1.ScenarioCluster{*s.Cluster}
 	}
-	names := map[string]bool{}
+	names := clusterNames{}
 	for i := range clusters {
 		c := &clusters[i]
 		at := child(root, "cluster")
@@ -46,17 +43,14 @@ func validate(s *v1alpha1.Scenario, root *yaml.Node, dir string) error {
 			return lineError(at, "clusters[%d].name: %q is used twice", i, c.Name)
 		}
 		names[c.Name] = true
-		if err := validateCluster(c, dir); err != nil {
+		if err := validateCluster(c); err != nil {
 			return lineError(at, "%s", err)
 		}
 	}
-	if s.Cluster != nil {
-		*s.Cluster = clusters[0]
-	}
-	return validateSteps(s.Steps, "steps", names, dir)
+	return validateSteps(s.Steps, "steps", names)
 }
 
-func validateCluster(c *v1alpha1.ScenarioCluster, dir string) error {
+func validateCluster(c *v1alpha1.ScenarioCluster) error {
 	if c.Existing != "" {
 		if len(c.NodeGroups) > 0 || c.Stages != "" || c.DisableDPDBController {
 			return fmt.Errorf("existing: a cluster used as it is takes no nodeGroups or options")
@@ -79,7 +73,6 @@ func validateCluster(c *v1alpha1.ScenarioCluster, dir string) error {
 			return fmt.Errorf("nodeGroups[%d].count: %w", i, err)
 		}
 		if g.Template != "" {
-			g.Template = resolve(dir, g.Template)
 			data, err := os.ReadFile(g.Template)
 			if err != nil {
 				return fmt.Errorf("nodeGroups[%d].template: %w", i, err)
@@ -106,60 +99,34 @@ func ClusterConfig(c *v1alpha1.ScenarioCluster, name string) *v1alpha1.Cluster {
 	}
 }
 
-func resolve(dir, path string) string {
-	if filepath.IsAbs(path) {
-		return path
-	}
-	return filepath.Join(dir, path)
-}
+// clusterNames are the names steps may give as cluster: ("" when the
+// scenario has one cluster).
+type clusterNames map[string]bool
 
-func validateSteps(steps []v1alpha1.Step, path string, clusters map[string]bool, dir string) error {
+func (c clusterNames) sorted() []string { return sortedKeys(c) }
+
+func validateSteps(steps []v1alpha1.Step, path string, clusters clusterNames) error {
 	for i := range steps {
 		s := &steps[i]
 		at := fmt.Sprintf("%s[%d]", path, i)
-		actions := s.Actions()
-		switch len(actions) {
-		case 0:
-			return errAt(s.Line, "%s: no action; give one of %s", at, strings.Join(v1alpha1.StepActions, ", "))
-		case 1:
-		default:
-			return errAt(s.Line, "%s: has %s; one action per step (split it into several steps)", at, strings.Join(actions, " and "))
+		k, err := stepKinds.one(s)
+		if err != nil {
+			return errAt(s.Line, "%s: %s", at, err)
 		}
-		if s.Federate != nil {
-			if err := validateFederate(s, clusters); err != nil {
-				return errAt(s.Line, "%s.%s", at, err)
-			}
-			continue
+		if err := validateStepCluster(s, k, clusters); err != nil {
+			return errAt(s.Line, "%s.%s", at, err)
 		}
-		if s.Foreach != nil {
-			// A foreach acts on no cluster: its cluster and name are its
-			// steps' defaults.
-			if s.Cluster != "" && !clusters[s.Cluster] {
-				return errAt(s.Line, "%s.cluster: no cluster named %q in clusters:", at, s.Cluster)
-			}
-			for j := range s.Foreach.Steps {
-				inner := &s.Foreach.Steps[j]
-				if inner.Cluster == "" && inner.Federate == nil {
-					inner.Cluster = s.Cluster
-				}
-				if inner.Name == "" {
-					inner.Name = s.Name
-				}
-			}
-		} else if !clusters[s.Cluster] {
-			if s.Cluster == "" {
-				return errAt(s.Line, "%s.cluster: required with several clusters; name one of %s", at, strings.Join(sortedKeys(clusters), ", "))
-			}
-			return errAt(s.Line, "%s.cluster: no cluster named %q in clusters:", at, s.Cluster)
-		}
-		if s.Timeout != nil && s.Timeout.Duration <= 0 {
+		// A step on named clusters waits on none: its timeout goes unused.
+		if k.scope != onNamedClusters && s.Timeout != nil && s.Timeout.Duration <= 0 {
 			return errAt(s.Line, "%s.timeout: must be a positive duration such as 30s", at)
 		}
-		if err := validateStep(s, dir); err != nil {
-			return errAt(s.Line, "%s.%s: %s", at, actions[0], err)
+		if k.validate != nil {
+			if err := k.validate(s, clusters); err != nil {
+				return errAt(s.Line, "%s.%s", at, fieldMessage(k.name, err))
+			}
 		}
 		if s.Foreach != nil {
-			if err := validateSteps(s.Foreach.Steps, at+".foreach.steps", clusters, dir); err != nil {
+			if err := validateSteps(s.Foreach.Steps, at+".foreach.steps", clusters); err != nil {
 				return err
 			}
 		}
@@ -167,149 +134,59 @@ func validateSteps(steps []v1alpha1.Step, path string, clusters map[string]bool,
 	return nil
 }
 
-func validateStep(s *v1alpha1.Step, dir string) error {
+// validateStepCluster checks a step's cluster: as its kind's scope wants it.
+func validateStepCluster(s *v1alpha1.Step, k *stepKind, clusters clusterNames) error {
+	switch k.scope {
+	case onNamedClusters:
+		if s.Cluster != "" {
+			return fmt.Errorf("cluster: a %s step acts on the clusters it names; remove cluster: %s", k.name, s.Cluster)
+		}
+		return nil
+	case onItsSteps:
+		if s.Cluster == "" {
+			return nil // each of its steps names its own
+		}
+	}
 	switch {
-	case s.Apply != nil:
-		return validateApply(s.Apply, dir)
-	case s.Delete != nil:
-		return validateApply(s.Delete, dir)
-	case s.Scale != nil:
-		if (s.Scale.NodeGroup == nil) == (s.Scale.Name == "") {
-			return fmt.Errorf("give name (a workload) or nodeGroup, one of them")
-		}
-		if s.Scale.Replicas < 0 {
-			return fmt.Errorf("replicas: must be 0 or more")
-		}
-	case s.Label != nil:
-		return validateNodes(s.Label.Nodes)
-	case s.Taint != nil:
-		return validateNodes(s.Taint.Nodes)
-	case s.Cordon != nil:
-		return validateNodes(*s.Cordon)
-	case s.Uncordon != nil:
-		return validateNodes(*s.Uncordon)
-	case s.NodeStop != nil:
-		return validateNodes(*s.NodeStop)
-	case s.NodeStart != nil:
-		return validateNodes(*s.NodeStart)
-	case s.Drain != nil:
-		if !slices.Contains([]string{"", "completes", "blocked"}, s.Drain.Expect) {
-			return fmt.Errorf("expect: %q; use completes or blocked", s.Drain.Expect)
-		}
-		return validateNodes(s.Drain.Node)
-	case s.Evict != nil:
-		if !slices.Contains([]string{"", "allowed", "refused"}, s.Evict.Expect) {
-			return fmt.Errorf("expect: %q; use allowed or refused", s.Evict.Expect)
-		}
-		if (s.Evict.Pod == "") == (s.Evict.Selector == "") {
-			return fmt.Errorf("give pod (a name) or selector, one of them")
-		}
-		return parseSelector(s.Evict.Selector)
-	case s.Deschedule != nil:
-		if s.Deschedule.Policy != "" {
-			s.Deschedule.Policy = resolve(dir, s.Deschedule.Policy)
-		}
-		_, err := descheduler.ResolvePolicy(s.Deschedule.Policy, s.Deschedule.Profiles,
-			descheduler.PolicyFields{Policy: "policy", Profiles: "profiles"})
-		return err
-	case s.Wait != nil:
-		if s.Wait.Evictions != nil {
-			return fmt.Errorf("evictions: only an assert can check them (they do not change while waiting)")
-		}
-		return validateAssertion(&s.Wait.Assertion)
-	case s.Sleep != nil:
-		if s.Sleep.Duration <= 0 {
-			return fmt.Errorf("must be a positive duration such as 5s")
-		}
-	case s.Assert != nil:
-		for i := range s.Assert {
-			if err := validateAssertion(&s.Assert[i]); err != nil {
-				return fmt.Errorf("[%d]: %w", i, err)
-			}
-		}
-	case s.Kubectl != nil:
-		if len(s.Kubectl) == 0 {
-			return fmt.Errorf("give kubectl's arguments, such as get pods -o wide")
-		}
-	case s.Foreach != nil:
-		if len(s.Foreach.Values) == 0 {
-			return fmt.Errorf("values: required")
-		}
+	case clusters[s.Cluster]:
+		return nil
+	case s.Cluster == "":
+		return fmt.Errorf("cluster: required with several clusters; name one of %s", strings.Join(clusters.sorted(), ", "))
 	}
-	return nil
+	return fmt.Errorf("cluster: no cluster named %q in clusters:", s.Cluster)
 }
 
-func validateApply(a *v1alpha1.ApplyStep, dir string) error {
-	if a.File != "" {
-		a.Files = append([]string{a.File}, a.Files...)
-		a.File = ""
-	}
-	if a.Resource != nil {
-		a.Resources = append([]v1alpha1.Object{a.Resource}, a.Resources...)
-		a.Resource = nil
-	}
-	if len(a.Files) == 0 && len(a.Resources) == 0 {
-		return fmt.Errorf("give file, files, resource or resources")
-	}
-	for i, f := range a.Files {
-		a.Files[i] = resolve(dir, f)
-		if _, err := readObjects(a.Files[i]); err != nil {
-			return err
-		}
-	}
-	for i, r := range a.Resources {
-		if r["apiVersion"] == nil || r["kind"] == nil {
-			return fmt.Errorf("resources[%d]: apiVersion and kind are required", i)
-		}
-	}
-	return nil
+// itemError is a fault in one item of a kind's list (federate[1]: …),
+// where other errors are about the kind's field as a whole.
+type itemError struct {
+	index int
+	err   error
 }
 
-func validateNodes(n v1alpha1.NodeRef) error {
-	if len(n.Names) == 0 && n.Selector == "" {
-		return fmt.Errorf("name the nodes: a name, a list of names, or {selector: k=v}")
+func (e itemError) Error() string { return fmt.Sprintf("[%d]: %v", e.index, e.err) }
+
+// fieldMessage is a validation error after the step's path:
+// "drain: expect: …", or for one item "federate[1]: …".
+func fieldMessage(name string, err error) string {
+	var item itemError
+	if errors.As(err, &item) {
+		return fmt.Sprintf("%s[%d]: %v", name, item.index, item.err)
 	}
-	return parseSelector(n.Selector)
+	return fmt.Sprintf("%s: %v", name, err)
 }
 
-func validateAssertion(a *v1alpha1.Assertion) error {
-	kinds := a.Kinds()
-	switch len(kinds) {
-	case 0:
-		return fmt.Errorf("no check; give one of %s", strings.Join(v1alpha1.AssertionKinds, ", "))
-	case 1:
-	default:
-		return fmt.Errorf("has %s; one check per assertion (make it a list item each)", strings.Join(kinds, " and "))
+// parseSelector checks a label selector at parse time.
+func parseSelector(s string) error {
+	if s == "" {
+		return nil
 	}
-	var sel []string
-	switch {
-	case a.Pods != nil:
-		sel = []string{a.Pods.Selector, a.Pods.NodeSelector}
-	case a.Spread != nil:
-		if a.Spread.TopologyKey == "" {
-			return fmt.Errorf("spread.topologyKey: required, such as topology.kubernetes.io/zone")
-		}
-		sel = []string{a.Spread.Selector, a.Spread.NodeSelector}
-	case a.PerNode != nil:
-		sel = []string{a.PerNode.Selector}
-	case a.OnlyOn != nil:
-		sel = []string{a.OnlyOn.Selector, a.OnlyOn.Nodes.Selector}
-	case a.Nodes != nil:
-		sel = []string{a.Nodes.Nodes.Selector}
-	case a.PDB != nil:
-		return validatePDB("pdb", a.PDB)
-	case a.DPDB != nil:
-		return validatePDB("dpdb", a.DPDB)
-	case a.Object != nil:
-		if a.Object["apiVersion"] == nil || a.Object["kind"] == nil {
-			return fmt.Errorf("object: apiVersion and kind are required")
-		}
-	case a.CEL != "":
-		if _, err := compileCEL(a.CEL); err != nil {
-			return fmt.Errorf("cel: %s", oneLine(err.Error()))
-		}
-	}
-	for _, s := range sel {
+	_, err := labels.Parse(s)
+	return err
+}
+
+// parseSelectors checks each of the selectors in turn.
+func parseSelectors(selectors ...string) error {
+	for _, s := range selectors {
 		if err := parseSelector(s); err != nil {
 			return err
 		}
@@ -319,32 +196,11 @@ func validateAssertion(a *v1alpha1.Assertion) error {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// validateFederate checks a federate step: two or more of the scenario's
-// clusters, each once; the step acts on them all, so no cluster: of its own.
-func validateFederate(s *v1alpha1.Step, clusters map[string]bool) error {
-	if s.Cluster != "" {
-		return fmt.Errorf("cluster: a federate step acts on the clusters it names; remove cluster: %s", s.Cluster)
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
-	if len(s.Federate) < 2 {
-		return fmt.Errorf("federate: name two or more of the scenario's clusters, such as [red, blue, green]")
-	}
-	for i, name := range s.Federate {
-		if !clusters[name] || name == "" {
-			return fmt.Errorf("federate[%d]: no cluster named %q in clusters: (%s)", i, name, strings.Join(sortedKeys(clusters), ", "))
-		}
-		if slices.Contains(s.Federate[:i], name) {
-			return fmt.Errorf("federate[%d]: %q is named twice", i, name)
-		}
-	}
-	return nil
-}
-
-func validatePDB(kind string, p *v1alpha1.PDBAssertion) error {
-	if p.Name != "" && len(p.Names) > 0 {
-		return fmt.Errorf("%s: give name or names, not both", kind)
-	}
-	if p.DisruptionsAllowed == nil && p.CurrentHealthy == nil {
-		return fmt.Errorf("%s: give disruptionsAllowed or currentHealthy, what to check", kind)
-	}
-	return nil
+	sort.Strings(out)
+	return out
 }

@@ -80,7 +80,9 @@ type NodeGroup struct {
 	Template string `json:"template,omitempty"`
 }
 
-// Step is one thing to do: exactly one of its actions is set.
+// Step is one thing to do: exactly one of its actions (Apply to Federate)
+// is set. What each action does is declared where scenarios run; adding
+// one adds its field here.
 //
 // +kubebuilder:object:generate=false
 type Step struct {
@@ -119,25 +121,6 @@ type Step struct {
 	Line int `json:"-"`
 	// Iterations are Foreach's steps once per value, filled by the parser.
 	Iterations [][]Step `json:"-"`
-}
-
-// StepActions are the names of a step's actions, in the order above.
-var StepActions = []string{"apply", "delete", "scale", "label", "taint", "cordon", "uncordon", "drain",
-	"evict", "nodeStop", "nodeStart", "deschedule", "wait", "sleep", "assert", "kubectl", "foreach", "federate"}
-
-// Actions returns the actions set on a step; a valid step has one.
-func (s *Step) Actions() []string {
-	set := []bool{s.Apply != nil, s.Delete != nil, s.Scale != nil, s.Label != nil, s.Taint != nil,
-		s.Cordon != nil, s.Uncordon != nil, s.Drain != nil, s.Evict != nil, s.NodeStop != nil,
-		s.NodeStart != nil, s.Deschedule != nil, s.Wait != nil, s.Sleep != nil, s.Assert != nil,
-		s.Kubectl != nil, s.Foreach != nil, s.Federate != nil}
-	var out []string
-	for i, ok := range set {
-		if ok {
-			out = append(out, StepActions[i])
-		}
-	}
-	return out
 }
 
 // ApplyStep names manifests: files (relative to the scenario file, each
@@ -292,7 +275,8 @@ func (a *Args) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// Assertion is one thing that must hold; exactly one of its checks is set.
+// Assertion is one thing that must hold; exactly one of its checks (the
+// fields after Name) is set. Adding a check adds its field here.
 //
 // +kubebuilder:object:generate=false
 type Assertion struct {
@@ -311,22 +295,6 @@ type Assertion struct {
 	Event     *EventAssertion  `json:"event,omitempty"`
 	RolledOut *WorkloadRef     `json:"rolledOut,omitempty"`
 	CEL       string           `json:"cel,omitempty"`
-}
-
-// AssertionKinds are the names of an assertion's checks.
-var AssertionKinds = []string{"object", "pods", "spread", "perNode", "onlyOn", "nodes", "pdb", "dpdb", "evictions", "event", "rolledOut", "cel"}
-
-// Kinds returns the checks set on an assertion; a valid one has one.
-func (a *Assertion) Kinds() []string {
-	set := []bool{a.Object != nil, a.Pods != nil, a.Spread != nil, a.PerNode != nil, a.OnlyOn != nil,
-		a.Nodes != nil, a.PDB != nil, a.DPDB != nil, a.Evictions != nil, a.Event != nil, a.RolledOut != nil, a.CEL != ""}
-	var out []string
-	for i, ok := range set {
-		if ok {
-			out = append(out, AssertionKinds[i])
-		}
-	}
-	return out
 }
 
 // PodSet picks pods: by label selector (default all) in a namespace

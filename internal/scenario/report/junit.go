@@ -1,9 +1,11 @@
-package scenario
+package report
 
 import (
 	"encoding/xml"
 	"fmt"
 	"io"
+
+	"github.com/kubesim/kubesim/internal/scenario/result"
 )
 
 type junitSuites struct {
@@ -33,7 +35,7 @@ type junitFailure struct {
 
 // WriteJUnit writes JUnit XML: a suite per scenario, a test case per
 // assertion (and per wait, and per step that failed otherwise).
-func WriteJUnit(w io.Writer, results []*Result) error {
+func WriteJUnit(w io.Writer, results []*result.Scenario) error {
 	var doc junitSuites
 	for _, r := range results {
 		s := junitSuite{Name: r.Name, Time: seconds(r.Duration.Seconds())}
@@ -60,7 +62,7 @@ func WriteJUnit(w io.Writer, results []*Result) error {
 				}
 				add(c)
 			}
-			if st.Error != "" || st.Action == "wait" {
+			if st.Error != "" || st.Check {
 				c := junitCase{Name: st.Name, Time: seconds(st.Duration.Seconds())}
 				if st.Error != "" {
 					text := st.Error + "\n"

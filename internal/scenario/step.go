@@ -1,0 +1,78 @@
+package scenario
+
+import (
+	"context"
+	"time"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/scenario/result"
+)
+
+// stepKind is one action a step can take, declared once, in a file of its
+// own (step_*.go): the Step field that sets it, its defaults, its checks
+// and how it runs.
+type stepKind struct {
+	name  string // the field's JSON name
+	isSet func(*v1alpha1.Step) bool
+	scope scope
+	// setDefaults fills in what a file may leave out (dir is the
+	// scenario's directory); it runs before validate, which changes nothing.
+	setDefaults func(s *v1alpha1.Step, dir string)
+	// validate checks what decoding cannot; its error names the fault
+	// inside the field (the caller puts steps[i].name in front).
+	validate func(s *v1alpha1.Step, clusters clusterNames) error
+	// do runs the step; detail is its one-line summary.
+	do func(x *stepRun) (detail string, err error)
+	// picture, if set, has the cluster's placement recorded after the
+	// step even when it passes; it gives the topology key nodes are
+	// grouped by ("" for the zone, when nodes have one).
+	picture func(*v1alpha1.Step) string
+	// check: the step is itself a check (a wait), so reports count it as
+	// a test case even when it passes.
+	check bool
+}
+
+func (k *stepKind) fieldName() string           { return k.name }
+func (k *stepKind) setOn(s *v1alpha1.Step) bool { return k.isSet(s) }
+
+// stepKinds are the actions a step can take.
+var stepKinds = union[v1alpha1.Step, *stepKind]{noun: "action", whole: "step", split: "split it into several steps"}
+
+// scope is where a step acts, which says what its cluster: means.
+type scope int
+
+const (
+	// onOneCluster: the step acts on its cluster: (default the only one).
+	onOneCluster scope = iota
+	// onNamedClusters: the step acts on the clusters its field names
+	// (federate), so it takes no cluster: and pictures none.
+	onNamedClusters
+	// onItsSteps: the step runs steps (foreach); its cluster: is only
+	// their default.
+	onItsSteps
+)
+
+// stepRun is one step as it runs: what a kind's do works with.
+type stepRun struct {
+	ctx     context.Context
+	r       *runner
+	t       *target // the step's cluster; nil for one on named clusters
+	step    *v1alpha1.Step
+	result  *result.Step
+	timeout time.Duration
+}
+
+// onNamedClustersOnly reports whether a step (valid or not yet) acts on the
+// clusters it names: a foreach does not hand such a step its cluster:.
+func onNamedClustersOnly(s *v1alpha1.Step) bool {
+	for _, k := range stepKinds.setOn(s) {
+		if k.scope == onNamedClusters {
+			return true
+		}
+	}
+	return false
+}
+
+// zoneGrouping is the picture of a step that asks for no grouping: nodes
+// grouped by zone, when they have one.
+func zoneGrouping(*v1alpha1.Step) string { return "" }

@@ -1,0 +1,29 @@
+package scenario
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+)
+
+func init() {
+	stepKinds.register(&stepKind{
+		name:  "sleep",
+		isSet: func(s *v1alpha1.Step) bool { return s.Sleep != nil },
+		validate: func(s *v1alpha1.Step, _ clusterNames) error {
+			if s.Sleep.Duration <= 0 {
+				return fmt.Errorf("must be a positive duration such as 5s")
+			}
+			return nil
+		},
+		do: func(x *stepRun) (string, error) {
+			select {
+			case <-time.After(x.step.Sleep.Duration):
+				return "", nil
+			case <-x.ctx.Done():
+				return "", x.ctx.Err()
+			}
+		},
+	})
+}
