@@ -1,23 +1,27 @@
 package bench
 
 import (
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/kubesim/kubesim/internal/supervisor"
 )
 
 func TestCreatePhases(t *testing.T) {
-	log := `supervisor: 2026/11/23 19:10:40.000000 started etcd (pid 1): kubesim component etcd
-supervisor: 2026/11/23 19:10:40.250000 etcd is ready
-supervisor: 2026/11/23 19:10:40.300000 started kube-apiserver (pid 2): kubesim component kube-apiserver
-supervisor: 2026/11/23 19:10:42.300000 kube-apiserver is ready
-supervisor: 2026/11/23 19:10:42.500000 kube-apiserver set up
-supervisor: 2026/11/23 19:10:43.500000 dpdb-controller is ready
-supervisor: 2026/11/23 19:10:43.600000 cluster started
-`
 	began := time.Date(2026, 11, 23, 19, 10, 39, 900_000_000, time.Local)
-	ended := began.Add(3800 * time.Millisecond)
-	got, err := createPhases(strings.NewReader(log), began, ended)
+	at := func(ms int) time.Time { return began.Add(time.Duration(ms) * time.Millisecond) }
+	events := []supervisor.Event{
+		{At: at(100), Event: supervisor.EventStarted, Component: "etcd"},
+		{At: at(350), Event: supervisor.EventReady, Component: "etcd"},
+		{At: at(400), Event: supervisor.EventStarted, Component: "kube-apiserver"},
+		{At: at(2400), Event: supervisor.EventReady, Component: "kube-apiserver"},
+		{At: at(2600), Event: supervisor.EventSetUp, Component: "kube-apiserver"},
+		{At: at(3600), Event: supervisor.EventReady, Component: "dpdb-controller"},
+		{At: at(3700), Event: supervisor.EventClusterStarted},
+		// A restart later on does not move the phase it began.
+		{At: at(3750), Event: supervisor.EventStarted, Component: "etcd"},
+	}
+	got, err := createPhases(events, began, at(3800))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +31,7 @@ supervisor: 2026/11/23 19:10:43.600000 cluster started
 			t.Errorf("%s: %s, want %dms", CreatePhases[i].Name, got[i], want[i])
 		}
 	}
-	if _, err := createPhases(strings.NewReader("supervisor: junk\n"), began, ended); err == nil {
-		t.Error("a log without the marks: no error")
+	if _, err := createPhases(events[:3], began, at(3800)); err == nil {
+		t.Error("a record without the API server's events: no error")
 	}
 }

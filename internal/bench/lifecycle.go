@@ -93,8 +93,11 @@ func lifecycleRun(ctx context.Context, p *cluster.Provider, name string) (took, 
 		}
 		took = append(took, time.Since(start))
 		if i == 0 {
-			log := clusterdir.For(p.Home, name).Log(supervisor.Name)
-			if phases, err = createPhasesOf(log, start, created); err != nil {
+			events, err := supervisor.Startup(clusterdir.For(p.Home, name))
+			if err == nil {
+				phases, err = createPhases(events, start, created)
+			}
+			if err != nil {
 				return nil, nil, fmt.Errorf("create: %w", err)
 			}
 		}

@@ -137,6 +137,10 @@ func (d Dir) OperationLockFile() string { return filepath.Join(d.Path, "operatio
 // started; the supervisor writes it once they are, and removes it on stop.
 func (d Dir) StartedFile() string { return filepath.Join(d.Path, "started") }
 
+// StartupFile is the supervisor's record of the cluster's last start: one
+// JSON event a line (see supervisor.Startup).
+func (d Dir) StartupFile() string { return filepath.Join(d.Path, "startup.jsonl") }
+
 // DeschedulerPolicy is the resolved policy the descheduler component runs.
 func (d Dir) DeschedulerPolicy() string { return filepath.Join(d.Path, "descheduler-policy.yaml") }
 

@@ -42,6 +42,7 @@ type supervisor struct {
 	// moved to another port, or the API server does not answer.
 	restart map[string]chan restartRequest
 	outage  *outageGate
+	startup *startupRecord
 }
 
 // restartRequest says why a component is to restart, and whether to kill
@@ -82,7 +83,7 @@ func Supervise(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	s := &supervisor{dir: d, exe: exe, logger: logger, cfg: cfg, restart: map[string]chan restartRequest{}, outage: newOutageGate()}
+	s := &supervisor{dir: d, exe: exe, logger: logger, cfg: cfg, restart: map[string]chan restartRequest{}, outage: newOutageGate(), startup: newStartupRecord(d)}
 	for _, comp := range controlplane.Components() {
 		s.restart[comp.Name] = make(chan restartRequest, 1)
 	}
@@ -136,20 +137,21 @@ func Supervise(ctx context.Context, opts Options) error {
 	if err := markStarted(d); err != nil {
 		return err
 	}
-	logger.Printf("%s", StartedMark)
+	logger.Printf("%s", startedMark)
+	s.startup.add(EventClusterStarted, "")
 	go s.watchAPIServer(ctx)
 	<-ctx.Done()
 	logger.Printf("stopping")
 	return nil
 }
 
-// What the supervisor's log says as a cluster starts, which `bench create`
-// reads to time each phase: "started NAME (pid …)", "NAME is ready",
-// "NAME set up" and, when every component runs, "cluster started".
+// What the supervisor's log says as a cluster starts: "started NAME (pid
+// …)", "NAME is ready", "NAME set up" and, when every component runs,
+// "cluster started". The startup record says the same for programs.
 const (
-	ReadyMark   = "is ready"
-	SetUpMark   = "set up"
-	StartedMark = "cluster started"
+	readyMark   = "is ready"
+	setUpMark   = "set up"
+	startedMark = "cluster started"
 )
 
 func (s *supervisor) config() *v1alpha1.Cluster {
@@ -170,14 +172,16 @@ func (s *supervisor) readyAndSetUp(ctx context.Context, comp component.Component
 		if ctx.Err() != nil {
 			return false
 		}
-		s.logger.Printf("%s %s", comp.Name, ReadyMark)
+		s.logger.Printf("%s %s", comp.Name, readyMark)
+		s.startup.add(EventReady, comp.Name)
 	}
 	if comp.Setup != nil {
 		s.setup(ctx, comp)
 		if ctx.Err() != nil {
 			return false
 		}
-		s.logger.Printf("%s %s", comp.Name, SetUpMark)
+		s.logger.Printf("%s %s", comp.Name, setUpMark)
+		s.startup.add(EventSetUp, comp.Name)
 	}
 	if comp.Serve != nil {
 		go comp.Serve(ctx, s.dir, s.logger.Printf)
@@ -271,6 +275,7 @@ func (s *supervisor) runOnce(ctx context.Context, comp component.Component) erro
 		return err
 	}
 	s.logger.Printf("started %s (pid %d): %s", comp.Name, cmd.Process.Pid, strings.Join(cmd.Args, " "))
+	s.startup.add(EventStarted, comp.Name)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	var stopped error
