@@ -135,6 +135,7 @@ func resolveStatus(c *v1alpha1.Cluster) (*v1alpha1.ClusterStatus, error) {
 		KubernetesVersion: version.Get().GitVersion,
 		KubesimVersion:    kubesimversion.Version,
 		AuditPolicy:       controlplane.DefaultAuditPolicy,
+		FormatVersion:     controlplane.FormatVersion,
 	}
 	if c.AuditPolicy != "" {
 		policy, err := readAuditPolicy(c.AuditPolicy)
@@ -167,7 +168,7 @@ func writeClusterFiles(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 		return err
 	}
 	c.Status.CreatedAt, c.Status.Ports = metav1.Now(), ports
-	if err := credentials.Write(d, c, controlplane.Identities()); err != nil {
+	if err := credentials.Write(d, c, controlplane.Components()); err != nil {
 		return fmt.Errorf("writing credentials: %w", err)
 	}
 	if err := credentials.WriteKubeconfigs(d, c, controlplane.Identities()); err != nil {

@@ -18,7 +18,7 @@ func (p *Provider) Explainer(name string) (*explain.Client, kubernetes.Interface
 		return nil, nil, err
 	}
 	if c.Status.Ports.SchedulerExplain == 0 {
-		return nil, nil, fmt.Errorf("cluster %q was made before kubesim explain; make a new cluster to explain its scheduling", name)
+		return nil, nil, fmt.Errorf("cluster %q was started by a kubesim older than kubesim explain; restart it (kubesim stop cluster, kubesim start cluster) to explain its scheduling", name)
 	}
 	if pods := c.Scheduler.ExplainPods; pods != nil && *pods == 0 {
 		return nil, nil, fmt.Errorf("cluster %q records no scheduling attempts: its scheduler.explainPods is 0", name)

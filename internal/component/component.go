@@ -66,6 +66,9 @@ type Component struct {
 	// any component starts. They are granted whether or not the cluster
 	// runs the component, as are its CRDs.
 	Grants []Grant
+	// ServingCerts are the certificates of the loopback endpoints the
+	// component serves, issued by the cluster's CA at create.
+	ServingCerts []ServingCert
 	// CRDs are CustomResourceDefinition manifests bootstrap installs and
 	// waits to be served.
 	CRDs [][]byte
@@ -82,6 +85,13 @@ type Identity struct {
 	File   string
 	User   string
 	Groups []string
+}
+
+// ServingCert is pki/Name.{crt,key}: a certificate for 127.0.0.1 with
+// CommonName.
+type ServingCert struct {
+	Name       string
+	CommonName string
 }
 
 // Grant binds a ClusterRole (a manifest) to a user: cluster-wide, or in

@@ -54,26 +54,12 @@ rules:
 // writeAPIServerFiles writes the API server's audit policy and egress
 // selector configuration.
 func writeAPIServerFiles(d clusterdir.Dir, c *v1alpha1.Cluster) error {
-	if err := writeResolved(d.AuditPolicy(), c.Status.AuditPolicy); err != nil {
+	if err := pki.WriteFile(d.AuditPolicy(), []byte(c.Status.AuditPolicy)); err != nil {
 		return err
 	}
 	return os.WriteFile(egressConfigFile(d), fmt.Appendf(nil, egressConfig, egressSocket(d)), 0o600)
 }
 
-// writeDeschedulerPolicy writes the policy the descheduler runs.
-func writeDeschedulerPolicy(d clusterdir.Dir, c *v1alpha1.Cluster) error {
-	return writeResolved(d.DeschedulerPolicy(), c.Status.DeschedulerPolicy)
-}
-
-// writeResolved writes a policy create resolved into the cluster's status.
-// A cluster made before kubesim kept them there has none: its file, which
-// create wrote then, stays as it is.
-func writeResolved(path, policy string) error {
-	if policy == "" {
-		return nil
-	}
-	return pki.WriteFile(path, []byte(policy))
-}
 
 func schedulerConfigFile(d clusterdir.Dir) string { return filepath.Join(d.Path, "scheduler.yaml") }
 

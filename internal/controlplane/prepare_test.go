@@ -5,26 +5,30 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/credentials"
 	"github.com/kubesim/kubesim/internal/dpdb"
 )
 
-func TestPrepareWritesTheFilesComponentsRead(t *testing.T) {
+// newCluster writes a new cluster's credentials, as create does.
+func newCluster(t *testing.T) (clusterdir.Dir, *v1alpha1.Cluster) {
+	t.Helper()
 	_, c := testCluster()
 	d := clusterdir.For(t.TempDir(), c.Name)
 	if err := os.MkdirAll(d.Path, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	c.Status.AuditPolicy, c.Status.DeschedulerPolicy = DefaultAuditPolicy, "kind: DeschedulerPolicy\n"
-	// A cluster made before the dpdb controller: its identity is issued
-	// by its Prepare.
-	if err := credentials.Write(d, c, Identities()); err != nil {
+	c.Status.FormatVersion = FormatVersion
+	if err := credentials.Write(d, c, Components()); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(pkiPath(d, dpdb.ComponentName+".crt")); err != nil {
-		t.Fatal(err)
-	}
+	return d, c
+}
+
+func TestPrepareWritesTheFilesComponentsRead(t *testing.T) {
+	d, c := newCluster(t)
 	for _, comp := range Components() {
 		if comp.Prepare != nil {
 			if err := comp.Prepare(d, c); err != nil {
@@ -33,12 +37,10 @@ func TestPrepareWritesTheFilesComponentsRead(t *testing.T) {
 		}
 	}
 	for path, want := range map[string]string{
-		d.AuditPolicy():                           "kind: Policy",
-		egressConfigFile(d):                       egressSocket(d),
-		schedulerConfigFile(d):                    d.ComponentKubeconfig(schedulerIdentity.File),
-		d.DeschedulerPolicy():                     "kind: DeschedulerPolicy",
-		d.ComponentKubeconfig(dpdb.ComponentName): "client-certificate-data",
-		pkiPath(d, dpdb.ComponentName+".crt"):     "CERTIFICATE",
+		d.AuditPolicy():        "kind: Policy",
+		egressConfigFile(d):    egressSocket(d),
+		schedulerConfigFile(d): d.ComponentKubeconfig(schedulerIdentity.File),
+		d.DeschedulerPolicy():  "kind: DeschedulerPolicy",
 	} {
 		data, err := os.ReadFile(path)
 		if err != nil || !strings.Contains(string(data), want) {
@@ -48,17 +50,51 @@ func TestPrepareWritesTheFilesComponentsRead(t *testing.T) {
 			t.Errorf("%s: mode %o, want 600", path, info.Mode().Perm())
 		}
 	}
+}
 
-	// A cluster made before policies were kept in its status keeps the
-	// files written when it was made.
-	c.Status.AuditPolicy = ""
+// A cluster made before formats were kept — without etcd's own CA, the
+// dpdb controller's identity and certificate, the explain endpoint's
+// certificate and their ports, its policies only in its files — is brought
+// up to date once, at its start.
+func TestUpgradeBringsAnUnversionedClusterUpToDate(t *testing.T) {
+	d, c := newCluster(t)
+	c.Status.FormatVersion = 0
+	c.Status.Ports.DPDBWebhook, c.Status.Ports.SchedulerExplain = 0, 0
+	c.Status.AuditPolicy, c.Status.DeschedulerPolicy = "", ""
+	for _, f := range []string{"etcd-ca.crt", dpdb.ComponentName + ".crt", "dpdb-webhook.crt", "scheduler-explain.crt"} {
+		if err := os.Remove(pkiPath(d, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := os.WriteFile(d.AuditPolicy(), []byte("custom"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeAPIServerFiles(d, c); err != nil {
-		t.Fatal(err)
+
+	changed, err := Upgrade(d, c)
+	if err != nil || !changed {
+		t.Fatalf("Upgrade: changed %v, %v", changed, err)
 	}
-	if data, _ := os.ReadFile(d.AuditPolicy()); string(data) != "custom" {
-		t.Errorf("an older cluster's audit policy was replaced by %q", data)
+	if c.Status.FormatVersion != FormatVersion || c.Status.Ports.DPDBWebhook == 0 || c.Status.Ports.SchedulerExplain == 0 ||
+		c.Status.Ports.DPDBWebhook == c.Status.Ports.SchedulerExplain {
+		t.Errorf("status after the upgrade: %+v", c.Status)
+	}
+	if c.Status.AuditPolicy != "custom" || c.Status.DeschedulerPolicy != "" {
+		t.Errorf("policies after the upgrade: %q, %q (want the file's, and none for a file never written)",
+			c.Status.AuditPolicy, c.Status.DeschedulerPolicy)
+	}
+	for _, f := range []string{"etcd-ca.crt", credentials.EtcdServer + ".crt", dpdb.ComponentName + ".crt", "dpdb-webhook.crt", "scheduler-explain.crt"} {
+		if !credentials.Exists(pkiPath(d, f)) {
+			t.Errorf("%s missing after the upgrade", f)
+		}
+	}
+	if data, err := os.ReadFile(d.ComponentKubeconfig(dpdb.ComponentName)); err != nil || !strings.Contains(string(data), "client-certificate-data") {
+		t.Errorf("the dpdb controller's kubeconfig: %v", err)
+	}
+	if changed, err := Upgrade(d, c); changed || err != nil {
+		t.Errorf("a second Upgrade: changed %v, %v", changed, err)
+	}
+	c.Status.FormatVersion = FormatVersion + 1
+	if _, err := Upgrade(d, c); err == nil || !strings.Contains(err.Error(), "newer kubesim") {
+		t.Errorf("a cluster of a newer format: %v", err)
 	}
 }

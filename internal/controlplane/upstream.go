@@ -32,7 +32,8 @@ func upstreamComponents() []component.Component {
 			MemoryWeight: 45},
 		{Name: KubeControllerManager, Args: controllerManagerArgs, HeldDuringOutages: true, MemoryWeight: 15,
 			Identity: &controllerManagerIdentity},
-		{Name: KubeScheduler, Args: schedulerArgs, Prepare: prepareScheduler,
+		{Name: KubeScheduler, Args: schedulerArgs, Prepare: writeSchedulerConfig,
+			ServingCerts: []component.ServingCert{recorder.ServingCert},
 			Ports:        func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.SchedulerExplain} },
 			MemoryWeight: 15,
 			Identity:     &schedulerIdentity},
@@ -146,13 +147,4 @@ func schedulerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--secure-port=0",
 	}
 	return append(args, recorder.SchedulerArgs(d, c)...)
-}
-
-// prepareScheduler writes the scheduler's config and gives a cluster made
-// before `kubesim explain` the explain endpoint's certificate.
-func prepareScheduler(d clusterdir.Dir, c *v1alpha1.Cluster) error {
-	if err := writeSchedulerConfig(d, c); err != nil {
-		return err
-	}
-	return recorder.PrepareScheduler(d)
 }

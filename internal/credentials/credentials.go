@@ -53,22 +53,16 @@ func Exists(path string) bool {
 	return err == nil
 }
 
-// EtcdCAFile is the CA etcd trusts: its own, or, in a cluster made before
-// etcd had one, the cluster's.
-func EtcdCAFile(d clusterdir.Dir) string {
-	if path := Path(d, EtcdCA+".crt"); Exists(path) {
-		return path
-	}
-	return CAFile(d)
-}
+// EtcdCAFile is the CA etcd trusts, its own.
+func EtcdCAFile(d clusterdir.Dir) string { return Path(d, EtcdCA+".crt") }
 
 // admin is the identity of kubesim's own commands and of users.
 var admin = component.Identity{File: Admin, User: adminUser, Groups: []string{systemMastersGroup}}
 
 // Write makes the cluster's CA, the admin's certificate and every one its
-// components need (ids: their client identities), and the service-account
-// signing key, all mode 0600.
-func Write(d clusterdir.Dir, c *v1alpha1.Cluster, ids []component.Identity) error {
+// components need (their client identities and serving certificates), and
+// the service-account signing key, all mode 0600.
+func Write(d clusterdir.Dir, c *v1alpha1.Cluster, comps []component.Component) error {
 	if err := os.MkdirAll(d.PKI(), 0o700); err != nil {
 		return err
 	}
@@ -87,29 +81,58 @@ func Write(d clusterdir.Dir, c *v1alpha1.Cluster, ids []component.Identity) erro
 	if err != nil {
 		return err
 	}
-	localIPs := []net.IP{net.ParseIP(Loopback)}
-	type issue struct {
-		by   *pki.KeyPair
-		spec pki.CertSpec
-	}
-	certs := map[string]issue{
-		EtcdServer: {etcdCA, pki.CertSpec{CommonName: "etcd", DNSNames: []string{"localhost"}, IPs: localIPs, Server: true, Client: true}},
-		EtcdClient: {etcdCA, pki.CertSpec{CommonName: "kube-apiserver-etcd-client", Client: true}},
-		APIServer: {ca, pki.CertSpec{
-			CommonName: "kube-apiserver",
-			DNSNames:   []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", KubernetesServiceDomain},
-			IPs:        append(localIPs, firstServiceIP),
-			Server:     true,
-		}},
-	}
-	for _, id := range append([]component.Identity{admin}, ids...) {
-		certs[id.File] = issue{ca, pki.CertSpec{CommonName: id.User, Organizations: id.Groups, Client: true}}
+	certs := etcdCerts(etcdCA)
+	certs[APIServer] = issue{ca, pki.CertSpec{
+		CommonName: "kube-apiserver",
+		DNSNames:   []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", KubernetesServiceDomain},
+		IPs:        []net.IP{net.ParseIP(Loopback), firstServiceIP},
+		Server:     true,
+	}}
+	certs[admin.File] = clientCert(ca, admin)
+	for _, comp := range comps {
+		if comp.Identity != nil {
+			certs[comp.Identity.File] = clientCert(ca, *comp.Identity)
+		}
+		for _, sc := range comp.ServingCerts {
+			certs[sc.Name] = servingCert(ca, sc)
+		}
 	}
 	for name, kp := range map[string]*pki.KeyPair{CA: ca, EtcdCA: etcdCA} {
 		if err := kp.Write(d.PKI(), name); err != nil {
 			return fmt.Errorf("writing %s certificate: %w", name, err)
 		}
 	}
+	if err := issueAll(d, certs); err != nil {
+		return err
+	}
+	return pki.WriteServiceAccountKey(d.PKI())
+}
+
+// issue is a certificate to issue: by which CA, with what spec.
+type issue struct {
+	by   *pki.KeyPair
+	spec pki.CertSpec
+}
+
+// etcdCerts are etcd's serving certificate and the API server's client
+// certificate of it, both of etcd's own CA.
+func etcdCerts(etcdCA *pki.KeyPair) map[string]issue {
+	return map[string]issue{
+		EtcdServer: {etcdCA, pki.CertSpec{CommonName: "etcd", DNSNames: []string{"localhost"}, IPs: []net.IP{net.ParseIP(Loopback)}, Server: true, Client: true}},
+		EtcdClient: {etcdCA, pki.CertSpec{CommonName: "kube-apiserver-etcd-client", Client: true}},
+	}
+}
+
+func clientCert(ca *pki.KeyPair, id component.Identity) issue {
+	return issue{ca, pki.CertSpec{CommonName: id.User, Organizations: id.Groups, Client: true}}
+}
+
+func servingCert(ca *pki.KeyPair, sc component.ServingCert) issue {
+	return issue{ca, pki.CertSpec{CommonName: sc.CommonName, IPs: []net.IP{net.ParseIP(Loopback)}, Server: true}}
+}
+
+// issueAll issues and writes certs, by name.
+func issueAll(d clusterdir.Dir, certs map[string]issue) error {
 	for name, c := range certs {
 		kp, err := c.by.Issue(c.spec)
 		if err != nil {
@@ -119,29 +142,12 @@ func Write(d clusterdir.Dir, c *v1alpha1.Cluster, ids []component.Identity) erro
 			return fmt.Errorf("writing %s certificate: %w", name, err)
 		}
 	}
-	return pki.WriteServiceAccountKey(d.PKI())
+	return nil
 }
 
-// EnsureClientIdentity issues, with the cluster's CA, a client identity a
-// cluster made by an older kubesim lacks, and writes its kubeconfig.
-func EnsureClientIdentity(d clusterdir.Dir, c *v1alpha1.Cluster, id component.Identity) error {
-	if err := IssueIfMissing(d, id); err != nil {
-		return err
-	}
-	cfg, err := BuildKubeconfig(d, c, id.File)
-	if err != nil {
-		return err
-	}
-	data, err := clientcmd.Write(*cfg)
-	if err != nil {
-		return err
-	}
-	return pki.WriteFileAtomic(d.ComponentKubeconfig(id.File), data)
-}
-
-// IssueIfMissing issues a client certificate for id with the cluster's CA
+// issueIfMissing issues a client certificate for id with the cluster's CA
 // unless pki/<id.File>.crt exists.
-func IssueIfMissing(d clusterdir.Dir, id component.Identity) error {
+func issueIfMissing(d clusterdir.Dir, id component.Identity) error {
 	if Exists(Path(d, id.File+".crt")) {
 		return nil
 	}
@@ -149,20 +155,13 @@ func IssueIfMissing(d clusterdir.Dir, id component.Identity) error {
 	if err != nil {
 		return err
 	}
-	kp, err := ca.Issue(pki.CertSpec{CommonName: id.User, Organizations: id.Groups, Client: true})
-	if err != nil {
-		return err
-	}
-	if err := kp.Write(d.PKI(), id.File); err != nil {
-		return fmt.Errorf("writing %s certificate: %w", id.File, err)
-	}
-	return nil
+	return issueAll(d, map[string]issue{id.File: clientCert(ca, id)})
 }
 
 // Kubeconfig issues id's certificate unless it exists, and returns a
 // kubeconfig of the cluster for it.
 func Kubeconfig(d clusterdir.Dir, c *v1alpha1.Cluster, id component.Identity) ([]byte, error) {
-	if err := IssueIfMissing(d, id); err != nil {
+	if err := issueIfMissing(d, id); err != nil {
 		return nil, err
 	}
 	cfg, err := BuildKubeconfig(d, c, id.File)
@@ -184,9 +183,6 @@ func APIServerURL(c *v1alpha1.Cluster) string {
 // (ids), pointing at the API server's current port.
 func WriteKubeconfigs(d clusterdir.Dir, c *v1alpha1.Cluster, ids []component.Identity) error {
 	for _, id := range append([]component.Identity{admin}, ids...) {
-		if !Exists(Path(d, id.File+".crt")) {
-			continue // an identity newer than the cluster: its Prepare makes it
-		}
 		cfg, err := BuildKubeconfig(d, c, id.File)
 		if err != nil {
 			return err
@@ -275,20 +271,37 @@ func AdminConfig(d clusterdir.Dir) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// EnsureLoopbackServingCert issues, once, the certificate a component
-// serves a loopback endpoint with (pki/name.{crt,key}), signed by the
-// cluster's CA.
-func EnsureLoopbackServingCert(d clusterdir.Dir, name, commonName string) error {
-	if Exists(Path(d, name+".crt")) {
-		return nil
+// IssueMissing issues, with the cluster's CAs, what a cluster made by an
+// older kubesim lacks of what Write makes today: etcd's own CA and its
+// certificates, the components' client identities and serving
+// certificates. Kubeconfigs are WriteKubeconfigs'.
+func IssueMissing(d clusterdir.Dir, comps []component.Component) error {
+	if !Exists(EtcdCAFile(d)) {
+		etcdCA, err := pki.NewCA("kubesim-" + d.Name + "-etcd-ca")
+		if err != nil {
+			return err
+		}
+		if err := etcdCA.Write(d.PKI(), EtcdCA); err != nil {
+			return err
+		}
+		if err := issueAll(d, etcdCerts(etcdCA)); err != nil {
+			return err
+		}
 	}
 	ca, err := pki.Load(d.PKI(), CA)
 	if err != nil {
 		return err
 	}
-	kp, err := ca.Issue(pki.CertSpec{CommonName: commonName, IPs: []net.IP{net.ParseIP(Loopback)}, Server: true})
-	if err != nil {
-		return err
+	missing := map[string]issue{}
+	for _, comp := range comps {
+		if id := comp.Identity; id != nil && !Exists(Path(d, id.File+".crt")) {
+			missing[id.File] = clientCert(ca, *id)
+		}
+		for _, sc := range comp.ServingCerts {
+			if !Exists(Path(d, sc.Name+".crt")) {
+				missing[sc.Name] = servingCert(ca, sc)
+			}
+		}
 	}
-	return kp.Write(d.PKI(), name)
+	return issueAll(d, missing)
 }

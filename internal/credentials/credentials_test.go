@@ -23,7 +23,7 @@ func TestEtcdHasItsOwnCA(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := component.Identity{File: "component", User: "kubesim:component", Groups: []string{"system:nodes"}}
-	if err := Write(d, c, []component.Identity{id}); err != nil {
+	if err := Write(d, c, []component.Component{{Name: "component", Identity: &id}}); err != nil {
 		t.Fatal(err)
 	}
 	etcdCA := x509.NewCertPool()

@@ -64,12 +64,7 @@ func componentOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *ComponentOptions {
 }
 
 // writePolicy writes the policy create resolved into the cluster's status.
-// A cluster made before kubesim kept it there has none: its file, which
-// create wrote then, stays as it is.
 func writePolicy(d clusterdir.Dir, c *v1alpha1.Cluster) error {
-	if c.Status.DeschedulerPolicy == "" {
-		return nil
-	}
 	return pki.WriteFile(d.DeschedulerPolicy(), []byte(c.Status.DeschedulerPolicy))
 }
 

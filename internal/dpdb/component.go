@@ -17,7 +17,7 @@ const ComponentName = "dpdb-controller"
 // other clusters of a federation are here.
 var (
 	identity           = component.Identity{File: ComponentName, User: "kubesim:dpdb-controller"}
-	webhookCertName    = "dpdb-webhook"
+	webhookCert        = component.ServingCert{Name: "dpdb-webhook", CommonName: "kubesim-dpdb-webhook"}
 	federationIdentity = component.Identity{File: "dpdb-federation", User: FederationUser}
 )
 
@@ -33,13 +33,14 @@ func Component() component.Component {
 		Main:         runComponent,
 		Args:         component.OwnArgs(componentOptions),
 		Enabled:      func(c *v1alpha1.Cluster) bool { return !c.DisableDPDBController },
-		Prepare:      prepare,
+		Prepare:      followWebhookPort,
 		StartAfter:   "etcd",
 		Ready:        webhookReady,
 		Setup:        registerWebhook,
 		Ports:        func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.DPDBWebhook} },
 		MemoryWeight: 5,
 		Identity:     &identity,
+		ServingCerts: []component.ServingCert{webhookCert},
 		Grants: []component.Grant{
 			{Role: deploy.DPDBClusterRole},
 			{Role: deploy.DPDBNamespaceRole, Namespace: DefaultNamespace},
@@ -62,25 +63,10 @@ func componentOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *Options {
 	o := DefaultOptions()
 	o.Kubeconfig = d.ComponentKubeconfig(identity.File)
 	o.ClusterName = c.Name
-	if c.Status.Ports.DPDBWebhook != 0 {
-		o.WebhookPort = c.Status.Ports.DPDBWebhook
-		o.WebhookCertFile = credentials.Path(d, webhookCertName+".crt")
-		o.WebhookKeyFile = credentials.Path(d, webhookCertName+".key")
-	}
+	o.WebhookPort = c.Status.Ports.DPDBWebhook
+	o.WebhookCertFile = credentials.Path(d, webhookCert.Name+".crt")
+	o.WebhookKeyFile = credentials.Path(d, webhookCert.Name+".key")
 	return &o
-}
-
-// prepare gives a cluster made before the dpdb controller its identity
-// and webhook certificate, and points a registered webhook at the
-// controller's port, which may have moved.
-func prepare(d clusterdir.Dir, c *v1alpha1.Cluster) error {
-	if err := credentials.EnsureClientIdentity(d, c, identity); err != nil {
-		return err
-	}
-	if err := credentials.EnsureLoopbackServingCert(d, webhookCertName, "kubesim-dpdb-webhook"); err != nil {
-		return err
-	}
-	return followWebhookPort(d, c)
 }
 
 // FederationKubeconfig is a kubeconfig for this cluster that other

@@ -17,12 +17,8 @@ import (
 	"github.com/kubesim/kubesim/internal/credentials"
 )
 
-// webhookReady passes once the dpdb controller's webhook listens (at
-// once in a cluster too old to have its port).
+// webhookReady passes once the dpdb controller's webhook listens.
 func webhookReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
-	if c.Status.Ports.DPDBWebhook == 0 {
-		return nil
-	}
 	conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", net.JoinHostPort(credentials.Loopback, strconv.Itoa(c.Status.Ports.DPDBWebhook)))
 	if err != nil {
 		return err
@@ -34,9 +30,6 @@ func webhookReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) er
 // with the API server, by URL on loopback, trusted through the cluster's
 // CA. It fails closed: an eviction it cannot ask about is refused.
 func registerWebhook(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
-	if c.Status.Ports.DPDBWebhook == 0 {
-		return nil
-	}
 	ca, err := os.ReadFile(credentials.CAFile(d))
 	if err != nil {
 		return err
@@ -71,9 +64,6 @@ func registerWebhook(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster)
 // serve yet, as the controller starts beside it — Setup registers the
 // webhook with the port of that moment instead.
 func followWebhookPort(d clusterdir.Dir, c *v1alpha1.Cluster) error {
-	if c.Status.Ports.DPDBWebhook == 0 {
-		return nil
-	}
 	if _, err := os.Stat(d.StartedFile()); err != nil {
 		return nil
 	}

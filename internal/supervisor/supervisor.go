@@ -79,6 +79,14 @@ func Supervise(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	if upgraded, err := controlplane.Upgrade(d, cfg); err != nil {
+		return err
+	} else if upgraded {
+		if err := d.Save(cfg); err != nil {
+			return err
+		}
+		logger.Printf("brought the cluster's files up to format %d", cfg.Status.FormatVersion)
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return err

@@ -159,6 +159,10 @@ type ClusterStatus struct {
 	// components' files are written from them at every start.
 	AuditPolicy       string `json:"auditPolicy,omitempty"`
 	DeschedulerPolicy string `json:"deschedulerPolicy,omitempty"`
+	// FormatVersion is the layout of the cluster's files (certificates,
+	// ports, policies) it was made or last started with; start brings an
+	// older one up to date. 0: made before kubesim kept it.
+	FormatVersion int `json:"formatVersion,omitempty"`
 }
 
 // Ports are the loopback ports the cluster's components listen on.
@@ -166,11 +170,10 @@ type Ports struct {
 	APIServer int `json:"apiServer"`
 	Etcd      int `json:"etcd"`
 	EtcdPeer  int `json:"etcdPeer"`
-	// DPDBWebhook is the dpdb controller's eviction webhook; 0 in a
-	// cluster made before it, which then runs without the webhook.
+	// DPDBWebhook is the dpdb controller's eviction webhook.
 	DPDBWebhook int `json:"dpdbWebhook,omitempty"`
 	// SchedulerExplain serves the scheduler's records to `kubesim
-	// explain`; 0 in a cluster made before it.
+	// explain`.
 	SchedulerExplain int `json:"schedulerExplain,omitempty"`
 }
 
