@@ -8,29 +8,25 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// testOptions has a flag of each kind kubesim's components use.
+// testOptions has a scalar, a duration and a list flag.
 type testOptions struct {
 	Name     string
 	Interval time.Duration
-	Count    int
-	On       bool
 	Values   []string
 }
 
 func (o *testOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Name, "name", o.Name, "")
 	fs.DurationVar(&o.Interval, "interval", o.Interval, "")
-	fs.IntVar(&o.Count, "count", o.Count, "")
-	fs.BoolVar(&o.On, "on", o.On, "")
 	fs.StringSliceVar(&o.Values, "value", o.Values, "")
 }
 
 // A typed command line renders to arguments that parse back to it, from
 // defaults other than the zero values too.
 func TestOptionsRoundTrip(t *testing.T) {
-	in := &testOptions{Name: "blue", Interval: 90 * time.Second, Count: 3, On: true, Values: []string{"a", "b"}}
+	in := &testOptions{Name: "blue", Interval: 90 * time.Second, Values: []string{"a", "b"}}
 	args := Args(in)
-	out := &testOptions{Interval: time.Minute, Count: 7}
+	out := &testOptions{Interval: time.Minute, Values: []string{"x"}}
 	if err := ParseArgs("test", out, args); err != nil {
 		t.Fatalf("parsing %v: %v", args, err)
 	}

@@ -8,8 +8,7 @@ import (
 // of its own (check_*.go): the Assertion field that sets it, how it is
 // validated, named and evaluated.
 type checkKind struct {
-	name  string // the field's JSON name
-	isSet func(*v1alpha1.Assertion) bool
+	name string // the field's JSON name
 	// validate checks what decoding cannot; nil when there is nothing.
 	validate func(*v1alpha1.Assertion) error
 	// describe is the assertion's name when the file gives none.
@@ -25,8 +24,7 @@ type checkKind struct {
 	groupBy func(*v1alpha1.Assertion) string
 }
 
-func (k *checkKind) fieldName() string                { return k.name }
-func (k *checkKind) setOn(a *v1alpha1.Assertion) bool { return k.isSet(a) }
+func (k *checkKind) fieldName() string { return k.name }
 
 // checkKinds are the checks an assertion can make.
 var checkKinds = union[v1alpha1.Assertion, *checkKind]{noun: "check", whole: "assertion", split: "make it a list item each"}

@@ -25,7 +25,6 @@ func init() {
 func budgetCheck(name string, field func(*v1alpha1.Assertion) *v1alpha1.PDBAssertion, read func(v *view, ns string, names []string) ([]budget, error)) *checkKind {
 	return &checkKind{
 		name:     name,
-		isSet:    func(a *v1alpha1.Assertion) bool { return field(a) != nil },
 		validate: func(a *v1alpha1.Assertion) error { return validatePDB(name, field(a)) },
 		describe: func(a *v1alpha1.Assertion) string { return name + " " + budgetNames(field(a)) },
 		evaluate: func(v *view, a *v1alpha1.Assertion) (bool, string, string) {

@@ -16,8 +16,7 @@ import (
 
 func init() {
 	checkKinds.register(&checkKind{
-		name:  "cel",
-		isSet: func(a *v1alpha1.Assertion) bool { return a.CEL != "" },
+		name: "cel",
 		validate: func(a *v1alpha1.Assertion) error {
 			if _, err := compileCEL(a.CEL); err != nil {
 				return fmt.Errorf("cel: %s", oneLine(err.Error()))

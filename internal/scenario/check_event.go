@@ -12,7 +12,6 @@ import (
 func init() {
 	checkKinds.register(&checkKind{
 		name:     "event",
-		isSet:    func(a *v1alpha1.Assertion) bool { return a.Event != nil },
 		describe: func(a *v1alpha1.Assertion) string { return "event " + a.Event.Reason },
 		evaluate: func(v *view, a *v1alpha1.Assertion) (bool, string, string) { return v.event(a.Event) },
 	})

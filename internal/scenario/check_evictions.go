@@ -9,7 +9,6 @@ import (
 func init() {
 	checkKinds.register(&checkKind{
 		name:       "evictions",
-		isSet:      func(a *v1alpha1.Assertion) bool { return a.Evictions != nil },
 		describe:   func(*v1alpha1.Assertion) string { return "evictions of the last disruption" },
 		evaluate:   func(v *view, a *v1alpha1.Assertion) (bool, string, string) { return v.evictions(a.Evictions) },
 		assertOnly: "they do not change while waiting",

@@ -13,7 +13,6 @@ import (
 func init() {
 	checkKinds.register(&checkKind{
 		name:     "nodes",
-		isSet:    func(a *v1alpha1.Assertion) bool { return a.Nodes != nil },
 		validate: func(a *v1alpha1.Assertion) error { return parseSelectors(a.Nodes.Nodes.Selector) },
 		describe: func(a *v1alpha1.Assertion) string {
 			return fmt.Sprintf("nodes %s %s", a.Nodes.Nodes, countText(a.Nodes.Count))

@@ -15,8 +15,7 @@ import (
 
 func init() {
 	checkKinds.register(&checkKind{
-		name:  "object",
-		isSet: func(a *v1alpha1.Assertion) bool { return a.Object != nil },
+		name: "object",
 		validate: func(a *v1alpha1.Assertion) error {
 			if a.Object["apiVersion"] == nil || a.Object["kind"] == nil {
 				return fmt.Errorf("object: apiVersion and kind are required")

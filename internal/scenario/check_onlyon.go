@@ -11,7 +11,6 @@ import (
 func init() {
 	checkKinds.register(&checkKind{
 		name:     "onlyOn",
-		isSet:    func(a *v1alpha1.Assertion) bool { return a.OnlyOn != nil },
 		validate: func(a *v1alpha1.Assertion) error { return parseSelectors(a.OnlyOn.Selector, a.OnlyOn.Nodes.Selector) },
 		describe: func(a *v1alpha1.Assertion) string {
 			return fmt.Sprintf("pods %s only on %s", orAll(a.OnlyOn.Selector), a.OnlyOn.Nodes)

@@ -10,7 +10,6 @@ import (
 func init() {
 	checkKinds.register(&checkKind{
 		name:     "perNode",
-		isSet:    func(a *v1alpha1.Assertion) bool { return a.PerNode != nil },
 		validate: func(a *v1alpha1.Assertion) error { return parseSelectors(a.PerNode.Selector) },
 		describe: func(a *v1alpha1.Assertion) string {
 			return fmt.Sprintf("at most %d pods of %s per node", a.PerNode.Max, orAll(a.PerNode.Selector))

@@ -11,7 +11,6 @@ import (
 func init() {
 	checkKinds.register(&checkKind{
 		name:     "pods",
-		isSet:    func(a *v1alpha1.Assertion) bool { return a.Pods != nil },
 		validate: func(a *v1alpha1.Assertion) error { return parseSelectors(a.Pods.Selector, a.Pods.NodeSelector) },
 		describe: func(a *v1alpha1.Assertion) string {
 			return fmt.Sprintf("pods %s%s%s %s", orAll(a.Pods.Selector), prefixed(" phase=", a.Pods.Phase), prefixed(" node=", a.Pods.Node), countText(a.Pods.Count))

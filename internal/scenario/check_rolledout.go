@@ -11,7 +11,6 @@ import (
 func init() {
 	checkKinds.register(&checkKind{
 		name:     "rolledOut",
-		isSet:    func(a *v1alpha1.Assertion) bool { return a.RolledOut != nil },
 		describe: func(a *v1alpha1.Assertion) string { return "rolled out " + a.RolledOut.Name },
 		evaluate: func(v *view, a *v1alpha1.Assertion) (bool, string, string) { return v.rolledOut(a.RolledOut) },
 	})

@@ -9,8 +9,7 @@ import (
 
 func init() {
 	checkKinds.register(&checkKind{
-		name:  "spread",
-		isSet: func(a *v1alpha1.Assertion) bool { return a.Spread != nil },
+		name: "spread",
 		validate: func(a *v1alpha1.Assertion) error {
 			if a.Spread.TopologyKey == "" {
 				return fmt.Errorf("spread.topologyKey: required, such as topology.kubernetes.io/zone")

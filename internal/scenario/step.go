@@ -13,7 +13,6 @@ import (
 // and how it runs.
 type stepKind struct {
 	name  string // the field's JSON name
-	isSet func(*v1alpha1.Step) bool
 	scope scope
 	// setDefaults fills in what a file may leave out (dir is the
 	// scenario's directory); it runs before validate, which changes nothing.
@@ -32,8 +31,7 @@ type stepKind struct {
 	check bool
 }
 
-func (k *stepKind) fieldName() string           { return k.name }
-func (k *stepKind) setOn(s *v1alpha1.Step) bool { return k.isSet(s) }
+func (k *stepKind) fieldName() string { return k.name }
 
 // stepKinds are the actions a step can take.
 var stepKinds = union[v1alpha1.Step, *stepKind]{noun: "action", whole: "step", split: "split it into several steps"}

@@ -34,7 +34,6 @@ func init() {
 func manifestsKind(name string, field func(*v1alpha1.Step) *v1alpha1.ApplyStep, do func(*target, context.Context, *v1alpha1.ApplyStep) (string, error)) *stepKind {
 	return &stepKind{
 		name:        name,
-		isSet:       func(s *v1alpha1.Step) bool { return field(s) != nil },
 		setDefaults: func(s *v1alpha1.Step, dir string) { defaultManifests(field(s), dir) },
 		validate:    func(s *v1alpha1.Step, _ clusterNames) error { return validateManifests(field(s)) },
 		do:          func(x *stepRun) (string, error) { return do(x.t, x.ctx, field(x.step)) },

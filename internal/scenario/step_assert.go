@@ -8,8 +8,7 @@ import (
 
 func init() {
 	stepKinds.register(&stepKind{
-		name:  "assert",
-		isSet: func(s *v1alpha1.Step) bool { return s.Assert != nil },
+		name: "assert",
 		validate: func(s *v1alpha1.Step, _ clusterNames) error {
 			for i := range s.Assert {
 				if err := validateAssertion(&s.Assert[i]); err != nil {

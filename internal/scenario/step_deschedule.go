@@ -10,8 +10,7 @@ import (
 
 func init() {
 	stepKinds.register(&stepKind{
-		name:  "deschedule",
-		isSet: func(s *v1alpha1.Step) bool { return s.Deschedule != nil },
+		name: "deschedule",
 		setDefaults: func(s *v1alpha1.Step, dir string) {
 			if s.Deschedule.Policy != "" {
 				s.Deschedule.Policy = resolve(dir, s.Deschedule.Policy)

@@ -18,8 +18,7 @@ import (
 
 func init() {
 	stepKinds.register(&stepKind{
-		name:  "drain",
-		isSet: func(s *v1alpha1.Step) bool { return s.Drain != nil },
+		name: "drain",
 		validate: func(s *v1alpha1.Step, _ clusterNames) error {
 			if !slices.Contains([]string{"", "completes", "blocked"}, s.Drain.Expect) {
 				return fmt.Errorf("expect: %q; use completes or blocked", s.Drain.Expect)

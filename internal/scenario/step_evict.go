@@ -14,8 +14,7 @@ import (
 
 func init() {
 	stepKinds.register(&stepKind{
-		name:  "evict",
-		isSet: func(s *v1alpha1.Step) bool { return s.Evict != nil },
+		name: "evict",
 		validate: func(s *v1alpha1.Step, _ clusterNames) error {
 			if !slices.Contains([]string{"", "allowed", "refused"}, s.Evict.Expect) {
 				return fmt.Errorf("expect: %q; use allowed or refused", s.Evict.Expect)

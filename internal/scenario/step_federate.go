@@ -12,7 +12,6 @@ import (
 func init() {
 	stepKinds.register(&stepKind{
 		name:     "federate",
-		isSet:    func(s *v1alpha1.Step) bool { return s.Federate != nil },
 		scope:    onNamedClusters,
 		validate: validateFederate,
 		do:       func(x *stepRun) (string, error) { return x.r.federate(x.ctx, x.step.Federate) },

@@ -12,7 +12,6 @@ import (
 func init() {
 	stepKinds.register(&stepKind{
 		name:  "foreach",
-		isSet: func(s *v1alpha1.Step) bool { return s.Foreach != nil },
 		scope: onItsSteps,
 		setDefaults: func(s *v1alpha1.Step, dir string) {
 			for i := range s.Foreach.Steps {

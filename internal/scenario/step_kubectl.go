@@ -12,8 +12,7 @@ import (
 
 func init() {
 	stepKinds.register(&stepKind{
-		name:  "kubectl",
-		isSet: func(s *v1alpha1.Step) bool { return s.Kubectl != nil },
+		name: "kubectl",
 		validate: func(s *v1alpha1.Step, _ clusterNames) error {
 			if len(s.Kubectl) == 0 {
 				return fmt.Errorf("give kubectl's arguments, such as get pods -o wide")

@@ -19,7 +19,6 @@ import (
 func init() {
 	stepKinds.register(&stepKind{
 		name:     "label",
-		isSet:    func(s *v1alpha1.Step) bool { return s.Label != nil },
 		validate: func(s *v1alpha1.Step, _ clusterNames) error { return validateNodes(s.Label.Nodes) },
 		do: func(x *stepRun) (string, error) {
 			return x.t.patchNodes(x.ctx, x.step.Label.Nodes, map[string]any{"metadata": map[string]any{"labels": x.step.Label.Labels}})
@@ -27,7 +26,6 @@ func init() {
 	})
 	stepKinds.register(&stepKind{
 		name:     "taint",
-		isSet:    func(s *v1alpha1.Step) bool { return s.Taint != nil },
 		validate: func(s *v1alpha1.Step, _ clusterNames) error { return validateNodes(s.Taint.Nodes) },
 		do:       func(x *stepRun) (string, error) { return x.t.taint(x.ctx, x.step.Taint) },
 	})
@@ -49,7 +47,6 @@ func init() {
 func onNodes(name string, field func(*v1alpha1.Step) *v1alpha1.NodeRef, do func(x *stepRun, nodes v1alpha1.NodeRef) (string, error)) *stepKind {
 	return &stepKind{
 		name:     name,
-		isSet:    func(s *v1alpha1.Step) bool { return field(s) != nil },
 		validate: func(s *v1alpha1.Step, _ clusterNames) error { return validateNodes(*field(s)) },
 		do:       func(x *stepRun) (string, error) { return do(x, *field(x.step)) },
 	}

@@ -15,8 +15,7 @@ import (
 
 func init() {
 	stepKinds.register(&stepKind{
-		name:  "scale",
-		isSet: func(s *v1alpha1.Step) bool { return s.Scale != nil },
+		name: "scale",
 		validate: func(s *v1alpha1.Step, _ clusterNames) error {
 			if (s.Scale.NodeGroup == nil) == (s.Scale.Name == "") {
 				return fmt.Errorf("give name (a workload) or nodeGroup, one of them")

@@ -9,8 +9,7 @@ import (
 
 func init() {
 	stepKinds.register(&stepKind{
-		name:  "sleep",
-		isSet: func(s *v1alpha1.Step) bool { return s.Sleep != nil },
+		name: "sleep",
 		validate: func(s *v1alpha1.Step, _ clusterNames) error {
 			if s.Sleep.Duration <= 0 {
 				return fmt.Errorf("must be a positive duration such as 5s")

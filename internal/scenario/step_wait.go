@@ -9,8 +9,7 @@ import (
 
 func init() {
 	stepKinds.register(&stepKind{
-		name:  "wait",
-		isSet: func(s *v1alpha1.Step) bool { return s.Wait != nil },
+		name: "wait",
 		validate: func(s *v1alpha1.Step, _ clusterNames) error {
 			for _, k := range checkKinds.setOn(&s.Wait.Assertion) {
 				if k.assertOnly != "" {

@@ -8,10 +8,9 @@ import (
 )
 
 // kind is one member of a union: the API field that sets it, whose JSON
-// name is the kind's name.
+// name is the kind's name. It is set when that field is not its zero value.
 type kind[U any] interface {
 	fieldName() string
-	setOn(*U) bool
 }
 
 // union is the kinds of an API type of which exactly one field is set: a
@@ -23,14 +22,20 @@ type union[U any, K kind[U]] struct {
 	// per step (split it into several steps)".
 	noun, whole, split string
 	kinds              []K
+	field              map[string]int // a kind's field in U, by name
 }
 
 // register adds a kind; a kind without a field of its name in U is a
 // mistake in this package, so it panics.
 func (u *union[U, K]) register(k K) {
-	if jsonFieldIndex[U](k.fieldName()) < 0 {
+	i := jsonFieldIndex[U](k.fieldName())
+	if i < 0 {
 		panic(fmt.Sprintf("scenario: %s kind %q: %T has no field of that name", u.noun, k.fieldName(), *new(U)))
 	}
+	if u.field == nil {
+		u.field = map[string]int{}
+	}
+	u.field[k.fieldName()] = i
 	u.kinds = append(u.kinds, k)
 	slices.SortStableFunc(u.kinds, func(a, b K) int {
 		return jsonFieldIndex[U](a.fieldName()) - jsonFieldIndex[U](b.fieldName())
@@ -40,8 +45,9 @@ func (u *union[U, K]) register(k K) {
 // setOn are the kinds set on x, in field order.
 func (u *union[U, K]) setOn(x *U) []K {
 	var out []K
+	v := reflect.ValueOf(x).Elem()
 	for _, k := range u.kinds {
-		if k.setOn(x) {
+		if !v.Field(u.field[k.fieldName()]).IsZero() {
 			out = append(out, k)
 		}
 	}

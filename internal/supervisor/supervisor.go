@@ -175,21 +175,23 @@ const readyPoll = 25 * time.Millisecond
 // readyAndSetUp waits for comp to be ready and then sets it up, as far as
 // it has either; false means ctx ended first.
 func (s *supervisor) readyAndSetUp(ctx context.Context, comp component.Component) bool {
-	if comp.Ready != nil {
-		s.waitReady(ctx, comp)
+	for _, step := range []struct {
+		has         bool
+		run         func(context.Context, component.Component)
+		mark, event string
+	}{
+		{comp.Ready != nil, s.waitReady, readyMark, EventReady},
+		{comp.Setup != nil, s.setup, setUpMark, EventSetUp},
+	} {
+		if !step.has {
+			continue
+		}
+		step.run(ctx, comp)
 		if ctx.Err() != nil {
 			return false
 		}
-		s.logger.Printf("%s %s", comp.Name, readyMark)
-		s.startup.add(EventReady, comp.Name)
-	}
-	if comp.Setup != nil {
-		s.setup(ctx, comp)
-		if ctx.Err() != nil {
-			return false
-		}
-		s.logger.Printf("%s %s", comp.Name, setUpMark)
-		s.startup.add(EventSetUp, comp.Name)
+		s.logger.Printf("%s %s", comp.Name, step.mark)
+		s.startup.add(step.event, comp.Name)
 	}
 	if comp.Serve != nil {
 		go comp.Serve(ctx, s.dir, s.logger.Printf)
