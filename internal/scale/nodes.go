@@ -16,14 +16,12 @@ import (
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
-	"github.com/kubesim/kubesim/internal/manifest"
 )
 
 // workers is how many creates or deletes run at once.
@@ -34,34 +32,6 @@ var namePattern = regexp.MustCompile(`^node-(\d{6})$`)
 
 // NodeName is the name of the i-th scaled node.
 func NodeName(i int) string { return fmt.Sprintf("node-%06d", i) }
-
-// DefaultTemplate is the node scale creates without --template: marked
-// for simulators (kwok.x-k8s.io/node=fake), sized like a big VM.
-func DefaultTemplate() *corev1.Node {
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("32"),
-		corev1.ResourceMemory: resource.MustParse("256Gi"),
-		corev1.ResourcePods:   resource.MustParse("110"),
-	}
-	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{
-			Labels: map[string]string{
-				"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kubesim",
-			},
-			Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
-		},
-		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity.DeepCopy()},
-	}
-}
-
-// ParseTemplate reads a Node manifest to stamp nodes from.
-func ParseTemplate(data []byte) (*corev1.Node, error) {
-	node := &corev1.Node{}
-	if err := manifest.Decode(data, node, "v1", "Node"); err != nil {
-		return nil, err
-	}
-	return node, nil
-}
 
 // Options say how many nodes there should be and what they look like.
 type Options struct {

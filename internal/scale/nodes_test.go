@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/fake"
 )
 
@@ -59,5 +60,25 @@ func TestInParallelReturnsTheContextsError(t *testing.T) {
 	err := inParallel(ctx, "testing", []int{0, 1, 2}, newProgress(nil, false), func(context.Context, int) error { calls.Add(1); return nil })
 	if !errors.Is(err, context.Canceled) || calls.Load() != 0 {
 		t.Errorf("err = %v after %d calls, want context.Canceled and none", err, calls.Load())
+	}
+}
+
+// The default node is what it always was: the manifest is its one source.
+func TestDefaultTemplate(t *testing.T) {
+	n := DefaultTemplate()
+	if n.Annotations["kwok.x-k8s.io/node"] != "fake" || n.Labels["type"] != "kubesim" || n.Labels["kubernetes.io/os"] != "linux" {
+		t.Errorf("default node's metadata: %+v", n.ObjectMeta)
+	}
+	for name, want := range map[corev1.ResourceName]string{"cpu": "32", "memory": "256Gi", "pods": "110"} {
+		if got := n.Status.Capacity[name]; got.String() != want {
+			t.Errorf("capacity %s = %s, want %s", name, got.String(), want)
+		}
+		if got := n.Status.Allocatable[name]; got.String() != want {
+			t.Errorf("allocatable %s = %s, want %s", name, got.String(), want)
+		}
+	}
+	n.Labels["type"] = "changed"
+	if DefaultTemplate().Labels["type"] != "kubesim" {
+		t.Errorf("DefaultTemplate hands out a shared node")
 	}
 }

@@ -13,7 +13,8 @@
 // It drives the kubesim binary named by $KUBESIM_BINARY, else kubesim on
 // $PATH. Each cluster has its own KUBESIM_HOME and kubeconfig in a
 // temporary directory; the user's ~/.kube/config is never read or written.
-// The package imports client-go and apimachinery only.
+// The package imports client-go, apimachinery and kubesim's API types
+// (github.com/kubesim/kubesim/apis) only.
 package kubesimtest
 
 import (
@@ -22,7 +23,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -34,6 +34,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -120,8 +121,11 @@ func start(dir, testName string, timeout time.Duration, opts []Option) (*Cluster
 	if err != nil {
 		return nil, err
 	}
+	if err := checkBinary(bin); err != nil {
+		return nil, err
+	}
 	name := clusterName(testName)
-	config, err := writeConfig(dir, name, s)
+	config, err := writeConfig(dir, name, s, func() (*corev1.Node, error) { return defaultNode(bin) })
 	if err != nil {
 		return nil, err
 	}
@@ -182,22 +186,6 @@ func (c *Cluster) spread(n int, labels []spreadLabel) error {
 		}
 	}
 	return nil
-}
-
-// Binary is the kubesim binary the package runs: $KUBESIM_BINARY, else
-// kubesim on $PATH.
-func Binary() (string, error) {
-	if bin := os.Getenv("KUBESIM_BINARY"); bin != "" {
-		if info, err := os.Stat(bin); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
-			return "", fmt.Errorf("KUBESIM_BINARY=%s is not an executable file; build one with `make build` in a kubesim checkout (bin/kubesim)", bin)
-		}
-		return bin, nil
-	}
-	bin, err := exec.LookPath("kubesim")
-	if err != nil {
-		return "", errors.New("no kubesim binary: set KUBESIM_BINARY to one, or put kubesim on PATH (in a kubesim checkout: `make build` makes bin/kubesim, `make install` puts it in $(go env GOPATH)/bin)")
-	}
-	return bin, nil
 }
 
 // clusterName is a DNS label made from the test's name, unique by a random

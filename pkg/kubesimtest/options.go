@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // An Option shapes the cluster Start makes. A bad option fails Start with
@@ -21,7 +20,11 @@ type NodeOption func(*nodeGroup) error
 // and labels whose values go round the nodes.
 type nodeGroup struct {
 	template *corev1.Node // nil for kubesim's default node
-	spread   []spreadLabel
+	// edits change the template: Label, Taint and Capacity. They are kept
+	// until the config is written, which reads kubesim's default node from
+	// the binary if Template gave none.
+	edits  []func(*corev1.Node)
+	spread []spreadLabel
 }
 
 type spreadLabel struct {
@@ -29,12 +32,23 @@ type spreadLabel struct {
 	values []string
 }
 
-// node is the template the options change, kubesim's default until set.
-func (g *nodeGroup) node() *corev1.Node {
-	if g.template == nil {
-		g.template = defaultNode()
+// node is the template the options ask for: Template's, or base (kubesim's
+// default node) when none was given, edited; nil if neither was asked for.
+func (g *nodeGroup) node(base func() (*corev1.Node, error)) (*corev1.Node, error) {
+	if g.template == nil && len(g.edits) == 0 {
+		return nil, nil
 	}
-	return g.template
+	node := g.template.DeepCopy()
+	if node == nil {
+		var err error
+		if node, err = base(); err != nil {
+			return nil, err
+		}
+	}
+	for _, edit := range g.edits {
+		edit(node)
+	}
+	return node, nil
 }
 
 // settings is what the options ask for; it becomes kubesim's Cluster file.
@@ -78,23 +92,6 @@ func Nodes(n int, opts ...NodeOption) Option {
 	}
 }
 
-// defaultNode is kubesim's own default node (scale.DefaultTemplate), so
-// that a Label or Taint alone changes nothing else about the nodes.
-func defaultNode() *corev1.Node {
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("32"),
-		corev1.ResourceMemory: resource.MustParse("256Gi"),
-		corev1.ResourcePods:   resource.MustParse("110"),
-	}
-	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{
-			Labels:      map[string]string{"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kubesim"},
-			Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
-		},
-		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity.DeepCopy()},
-	}
-}
-
 // Template stamps the nodes from node (its name is replaced) instead of
 // kubesim's default node; give it first, as it replaces what options
 // before it set.
@@ -103,7 +100,7 @@ func Template(node *corev1.Node) NodeOption {
 		if node == nil {
 			return fmt.Errorf("kubesimtest.Template: nil node; pass a *corev1.Node or leave Template out")
 		}
-		g.template = node.DeepCopy()
+		g.template, g.edits = node.DeepCopy(), nil
 		return nil
 	}
 }
@@ -111,14 +108,15 @@ func Template(node *corev1.Node) NodeOption {
 // Label puts a label on every node.
 func Label(key, value string) NodeOption {
 	return func(g *nodeGroup) error {
-		n := g.node()
 		if key == "" {
 			return fmt.Errorf("kubesimtest.Label: empty key; want a label key such as topology.kubernetes.io/zone")
 		}
-		if n.Labels == nil {
-			n.Labels = map[string]string{}
-		}
-		n.Labels[key] = value
+		g.edits = append(g.edits, func(n *corev1.Node) {
+			if n.Labels == nil {
+				n.Labels = map[string]string{}
+			}
+			n.Labels[key] = value
+		})
 		return nil
 	}
 }
@@ -139,12 +137,13 @@ func Spread(key string, values ...string) NodeOption {
 // Taint taints every node.
 func Taint(key, value string, effect corev1.TaintEffect) NodeOption {
 	return func(g *nodeGroup) error {
-		n := g.node()
 		effects := []corev1.TaintEffect{corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute}
 		if key == "" || !slices.Contains(effects, effect) {
 			return fmt.Errorf("kubesimtest.Taint(%q, %q, %q): want a key and an effect of NoSchedule, PreferNoSchedule or NoExecute", key, value, effect)
 		}
-		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: key, Value: value, Effect: effect})
+		g.edits = append(g.edits, func(n *corev1.Node) {
+			n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: key, Value: value, Effect: effect})
+		})
 		return nil
 	}
 }
@@ -153,18 +152,19 @@ func Taint(key, value string, effect corev1.TaintEffect) NodeOption {
 // Capacity("cpu", "4"), Capacity("memory", "16Gi"), Capacity("pods", "20").
 func Capacity(name corev1.ResourceName, quantity string) NodeOption {
 	return func(g *nodeGroup) error {
-		n := g.node()
 		q, err := resource.ParseQuantity(quantity)
 		if err != nil {
 			return fmt.Errorf("kubesimtest.Capacity(%q, %q): not a quantity; want one such as 4, 500m or 16Gi", name, quantity)
 		}
-		if n.Status.Capacity == nil {
-			n.Status.Capacity = corev1.ResourceList{}
-		}
-		if n.Status.Allocatable == nil {
-			n.Status.Allocatable = corev1.ResourceList{}
-		}
-		n.Status.Capacity[name], n.Status.Allocatable[name] = q, q
+		g.edits = append(g.edits, func(n *corev1.Node) {
+			if n.Status.Capacity == nil {
+				n.Status.Capacity = corev1.ResourceList{}
+			}
+			if n.Status.Allocatable == nil {
+				n.Status.Allocatable = corev1.ResourceList{}
+			}
+			n.Status.Capacity[name], n.Status.Allocatable[name] = q, q
+		})
 		return nil
 	}
 }
