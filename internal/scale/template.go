@@ -2,6 +2,8 @@ package scale
 
 import (
 	_ "embed"
+	"fmt"
+	"os"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -28,6 +30,19 @@ var defaultTemplate = func() *corev1.Node {
 // DefaultTemplate is a copy of the node scale creates without a template:
 // marked for simulators (kwok.x-k8s.io/node=fake), sized like a big VM.
 func DefaultTemplate() *corev1.Node { return defaultTemplate.DeepCopy() }
+
+// ReadTemplate reads the Node manifest at path; an error names the file.
+func ReadTemplate(path string) (*corev1.Node, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err // an *fs.PathError names the file
+	}
+	node, err := ParseTemplate(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return node, nil
+}
 
 // ParseTemplate reads a Node manifest to stamp nodes from.
 func ParseTemplate(data []byte) (*corev1.Node, error) {

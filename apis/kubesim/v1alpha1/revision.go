@@ -8,4 +8,5 @@ package v1alpha1
 // what it writes.
 //
 // 1: `kubesim version -o json` and `kubesim get node-template` exist.
-const Revision = 1
+// 2: Cluster.NodeGroups.
+const Revision = 2
