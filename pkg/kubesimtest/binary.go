@@ -12,9 +12,6 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
-
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 )
 
@@ -42,43 +39,26 @@ func describeBinary(bin string) string {
 	return "kubesim on PATH (" + bin + ")"
 }
 
-// once runs what kubesimtest asks a binary once per binary and process,
-// and remembers the answer, failures too.
-type once[T any] struct {
+// checked remembers, per binary, what checkBinary found: each binary is
+// asked once per process.
+var checked struct {
 	mu   sync.Mutex
-	done map[string]onceResult[T]
+	errs map[string]error
 }
-
-type onceResult[T any] struct {
-	v   T
-	err error
-}
-
-func (o *once[T]) get(bin string, ask func() (T, error)) (T, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if r, ok := o.done[bin]; ok {
-		return r.v, r.err
-	}
-	v, err := ask()
-	if o.done == nil {
-		o.done = map[string]onceResult[T]{}
-	}
-	o.done[bin] = onceResult[T]{v, err}
-	return v, err
-}
-
-var (
-	checked      once[struct{}]
-	defaultNodes once[*corev1.Node]
-)
 
 // checkBinary refuses a binary older than the types this package writes.
 func checkBinary(bin string) error {
-	_, err := checked.get(bin, func() (struct{}, error) {
-		out, err := output(bin, "version", "-o", "json")
-		return struct{}{}, checkRevision(describeBinary(bin), out, err)
-	})
+	checked.mu.Lock()
+	defer checked.mu.Unlock()
+	if err, ok := checked.errs[bin]; ok {
+		return err
+	}
+	out, err := runBinary(bin, nil, 30*time.Second, "version", "-o", "json")
+	err = checkRevision(describeBinary(bin), []byte(out), err)
+	if checked.errs == nil {
+		checked.errs = map[string]error{}
+	}
+	checked.errs[bin] = err
 	return err
 }
 
@@ -103,33 +83,15 @@ func checkRevision(binary string, out []byte, runErr error) error {
 	return nil
 }
 
-// defaultNode is the binary's default node (`kubesim get node-template`),
-// the template Label, Taint and Capacity change when Template is not given.
-func defaultNode(bin string) (*corev1.Node, error) {
-	node, err := defaultNodes.get(bin, func() (*corev1.Node, error) {
-		out, err := output(bin, "get", "node-template")
-		if err != nil {
-			return nil, fmt.Errorf("reading kubesim's default node: kubesim get node-template: %w", err)
-		}
-		node := &corev1.Node{}
-		if err := yaml.Unmarshal(out, node); err != nil {
-			return nil, fmt.Errorf("reading kubesim's default node: %w", err)
-		}
-		return node, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return node.DeepCopy(), nil
-}
-
-// output runs the binary briefly, outside any cluster, and returns its
-// stdout; an error carries the last line it wrote to stderr.
-func output(bin string, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+// runBinary runs bin with args and env (nil: this process's) and returns
+// its stdout; an error is the last line it wrote to stderr, kubesim's own
+// one-line message (what came before is progress).
+func runBinary(bin string, env []string, timeout time.Duration, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String())
@@ -139,7 +101,7 @@ func output(bin string, args ...string) ([]byte, error) {
 		if msg == "" {
 			msg = err.Error()
 		}
-		return nil, errors.New(msg)
+		return stdout.String(), errors.New(msg)
 	}
-	return stdout.Bytes(), nil
+	return stdout.String(), nil
 }

@@ -6,33 +6,31 @@ import (
 	"path/filepath"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 )
 
-// writeConfig writes kubesim's Cluster file (and the node template it
-// names) into dir and returns its path. base is kubesim's default node,
-// asked for only if options change it.
-func writeConfig(dir, name string, s *settings, base func() (*corev1.Node, error)) (string, error) {
+// writeConfig writes kubesim's Cluster file (and the node templates it
+// names) into dir and returns its path.
+func writeConfig(dir, name string, s *settings) (string, error) {
 	c := v1alpha1.Cluster{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.ClusterKind},
-		Name:     name, Nodes: s.nodes, Stages: s.stageSet, DisableDPDBController: s.noDPDB, ExtraArgs: s.extraArgs,
+		Name:     name, Stages: s.stageSet, DisableDPDBController: s.noDPDB, ExtraArgs: s.extraArgs,
 	}
-	node, err := s.group.node(base)
-	if err != nil {
-		return "", err
-	}
-	if node != nil {
-		node.APIVersion, node.Kind = "v1", "Node"
-		node.Name = "" // kubesim names each node
-		path := filepath.Join(dir, "node-template.yaml")
-		if err := writeYAML(path, node); err != nil {
-			return "", err
+	for _, g := range s.groups {
+		group := g.NodeGroup
+		if g.template != nil {
+			node := g.template.DeepCopy()
+			node.APIVersion, node.Kind = "v1", "Node"
+			node.Name = "" // kubesim names each node
+			group.Template = filepath.Join(dir, "node-template-"+group.LabelValue()+".yaml")
+			if err := writeYAML(group.Template, node); err != nil {
+				return "", err
+			}
 		}
-		c.NodeTemplate = path
+		c.NodeGroups = append(c.NodeGroups, group)
 	}
 	if fl := s.failure; fl != nil {
 		// The node-lifecycle controller checks nodes every period, which

@@ -320,6 +320,9 @@ func TestClearErrors(t *testing.T) {
 		{"KUBESIM_BINARY not a file", filepath.Join(empty, "kubesim"), "", nil, "is not an executable file; build one with `make build`"},
 		{"negative nodes", "", "", []Option{Nodes(-1)}, "kubesimtest.Nodes: -1 nodes"},
 		{"nodes twice", "", "", []Option{Nodes(1), Nodes(2)}, "kubesimtest.Nodes: given twice"},
+		{"group twice", "", "", []Option{NodeGroup("a", 1), NodeGroup("a", 2)}, `kubesimtest.NodeGroup("a"): given twice`},
+		{"unnamed group", "", "", []Option{NodeGroup("", 1)}, `kubesimtest.NodeGroup(""): empty name; use Nodes`},
+		{"kubesim refuses a group", "", "", []Option{NodeGroup("Bad_Name", 1)}, `nodeGroups[0].name: "Bad_Name" is not a DNS label`},
 		{"bad taint", "", "", []Option{Nodes(1, Taint("k", "v", "Sometimes"))}, "kubesimtest.Taint"},
 		{"spread without values", "", "", []Option{Nodes(1, Spread("zone"))}, "kubesimtest.Spread"},
 		{"bad capacity", "", "", []Option{Nodes(1, Capacity(corev1.ResourceCPU, "lots"))}, "kubesimtest.Capacity"},
@@ -357,6 +360,7 @@ func TestConfigFile(t *testing.T) {
 	s := &settings{}
 	for _, opt := range []Option{
 		Nodes(2, Template(template), Label("zone", "b"), Capacity("nvidia.com/gpu", "8")),
+		NodeGroup("infra", 1, Taint("dedicated", "infra", corev1.TaintEffectNoSchedule), Label("rack", "r${index}")),
 		NodeFailure(6*time.Second, 2*time.Second),
 	} {
 		if err := opt(s); err != nil {
@@ -364,18 +368,20 @@ func TestConfigFile(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	path, err := writeConfig(dir, "kt-x", s, func() (*corev1.Node, error) {
-		t.Fatal("the default node was asked for though Template was given")
-		return nil, nil
-	})
+	path, err := writeConfig(dir, "kt-x", s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var cluster map[string]any
 	readYAML(t, path, &cluster)
 	want := map[string]any{
-		"apiVersion": "kubesim.io/v1alpha1", "kind": "Cluster", "name": "kt-x", "nodes": float64(2),
-		"nodeTemplate":  filepath.Join(dir, "node-template.yaml"),
+		"apiVersion": "kubesim.io/v1alpha1", "kind": "Cluster", "name": "kt-x",
+		"nodeGroups": []any{
+			map[string]any{"count": float64(2), "labels": map[string]any{"zone": "b"}, "capacity": map[string]any{"nvidia.com/gpu": "8"},
+				"template": filepath.Join(dir, "node-template-node.yaml")},
+			map[string]any{"name": "infra", "count": float64(1), "labels": map[string]any{"rack": "r${index}"},
+				"taints": []any{map[string]any{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}}},
+		},
 		"nodeLifecycle": map[string]any{"nodeMonitorPeriod": "1s", "nodeMonitorGracePeriod": "6s", "podEvictionToleration": "2s"},
 		// Cluster's struct fields, unset: their fields are all pointers or
 		// empty, which kubesim reads as its defaults.
@@ -385,8 +391,8 @@ func TestConfigFile(t *testing.T) {
 		t.Errorf("cluster.yaml:\n got %v\nwant %v", cluster, want)
 	}
 	var node corev1.Node
-	readYAML(t, filepath.Join(dir, "node-template.yaml"), &node)
-	if node.Kind != "Node" || node.Labels["pool"] != "gpu" || node.Labels["zone"] != "b" || node.Status.Capacity.Name("nvidia.com/gpu", "").String() != "8" {
+	readYAML(t, filepath.Join(dir, "node-template-node.yaml"), &node)
+	if node.Kind != "Node" || node.Labels["pool"] != "gpu" {
 		t.Errorf("node template: %+v", node)
 	}
 	if template.Labels["zone"] != "" {
@@ -590,47 +596,6 @@ func TestMainDeletesClusters(t *testing.T) {
 				t.Errorf("%s: the helper ended with %v", mode, err)
 			}
 		})
-	}
-}
-
-// Label, Taint and Capacity without Template change kubesim's default node,
-// read from the binary once; without them no template is written at all.
-func TestConfigFileEditsTheDefaultNode(t *testing.T) {
-	base := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"type": "kubesim"}}}
-	asked := 0
-	defaults := func() (*corev1.Node, error) { asked++; return base.DeepCopy(), nil }
-	for _, tc := range []struct {
-		opts     []NodeOption
-		template bool
-	}{
-		{nil, false},
-		{[]NodeOption{Label("zone", "a"), Taint("k", "v", corev1.TaintEffectNoSchedule)}, true},
-	} {
-		s := &settings{}
-		if err := Nodes(1, tc.opts...)(s); err != nil {
-			t.Fatal(err)
-		}
-		dir := t.TempDir()
-		path, err := writeConfig(dir, "kt-x", s, defaults)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var cluster map[string]any
-		readYAML(t, path, &cluster)
-		if _, ok := cluster["nodeTemplate"]; ok != tc.template {
-			t.Errorf("%d options: nodeTemplate written: %v, want %v", len(tc.opts), ok, tc.template)
-		}
-		if !tc.template {
-			continue
-		}
-		var node corev1.Node
-		readYAML(t, filepath.Join(dir, "node-template.yaml"), &node)
-		if node.Labels["type"] != "kubesim" || node.Labels["zone"] != "a" || len(node.Spec.Taints) != 1 {
-			t.Errorf("node template: %+v, want the default node labelled and tainted", node)
-		}
-	}
-	if asked != 1 || base.Labels["zone"] != "" {
-		t.Errorf("default node asked for %d times (want 1) or changed: %v", asked, base.Labels)
 	}
 }
 
