@@ -38,10 +38,12 @@ CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
 
 .PHONY: build install cluster test lint unit e2e kubesimtest bench clean generate
 
-# Modules of their own, which ./... does not reach: the public test helper
-# (its own go.mod keeps k8s.io/kubernetes out of its users' builds) and the
-# example controller module that tests with it.
-NESTED := pkg/kubesimtest examples/controller-test
+# Modules of their own, which ./... does not reach: the API types (a leaf
+# that the others require through a replace), the public test helper (its
+# own go.mod keeps k8s.io/kubernetes out of its users' builds) and the
+# example controller module that tests with it. UNIT_NESTED need no binary.
+NESTED      := apis pkg/kubesimtest examples/controller-test
+UNIT_NESTED := apis
 NESTED_TEST = @for m in $(NESTED); do echo "go test ($$m)"; \
 	KUBESIM_BINARY=$(BIN) go -C $$m test -count=1 -timeout 20m ./... || exit 1; done
 
@@ -86,18 +88,21 @@ lint: $(MODFILE)
 
 unit: $(MODFILE)
 	go test $(GOMOD) -count=1 ./... $(PATCHED_PKGS)
+	@for m in $(UNIT_NESTED); do echo "go test ($$m)"; go -C $$m test -count=1 ./... || exit 1; done
 
 e2e: build
 	KUBESIM_BINARY=$(BIN) go test $(GOMOD) -tags e2e -count=1 -timeout 40m -v ./test/e2e/
 
-## kubesimtest: the tests of pkg/kubesimtest and of the examples that use it
+## kubesimtest: the tests of the nested modules (apis, pkg/kubesimtest and
+## the examples that use it)
 kubesimtest: build
 	$(NESTED_TEST)
 
 ## generate: DeepCopy functions and the CRDs (deploy/crds: Stage, DistributedPodDisruptionBudget)
-## from apis/; deploy/dpdb gets a copy of its CRD (kustomize reads no file outside its directory)
+## from apis/, run inside its module; deploy/dpdb gets a copy of its CRD (kustomize reads no file
+## outside its directory)
 generate:
-	$(CONTROLLER_GEN) object paths=./apis/... crd:crdVersions=v1 output:crd:dir=deploy/crds
+	cd apis && $(CONTROLLER_GEN) object paths=./... crd:crdVersions=v1 output:crd:dir=../deploy/crds
 	cp deploy/crds/policy.kubesim.io_distributedpoddisruptionbudgets.yaml deploy/dpdb/crd.yaml
 
 bench: build

@@ -9,6 +9,7 @@ godebug default=go1.26
 require (
 	github.com/Masterminds/sprig/v3 v3.3.0
 	github.com/itchyny/gojq v0.12.18
+	github.com/kubesim/kubesim/apis v0.0.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
 	go.etcd.io/bbolt v1.4.3
@@ -248,3 +249,7 @@ replace (
 	k8s.io/sample-controller => k8s.io/sample-controller v0.36.3
 	k8s.io/streaming => k8s.io/streaming v0.36.3
 )
+
+// The API types are a module of their own (apis/), so pkg/kubesimtest can
+// use them without k8s.io/kubernetes; until published, from this checkout.
+replace github.com/kubesim/kubesim/apis => ./apis

@@ -11,10 +11,12 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubesim/kubesim/internal/cluster"
+	"github.com/kubesim/kubesim/internal/scale"
 )
 
 func newGetCommand() *cobra.Command {
-	return group("get", "Show clusters and their kubeconfigs", newGetClustersCommand(), newGetKubeconfigCommand())
+	return group("get", "Show clusters, their kubeconfigs and the default node template",
+		newGetClustersCommand(), newGetKubeconfigCommand(), newGetNodeTemplateCommand())
 }
 
 func newGetClustersCommand() *cobra.Command {
@@ -82,4 +84,16 @@ func newGetKubeconfigCommand() *cobra.Command {
 	}
 	f.addName(cmd)
 	return cmd
+}
+
+func newGetNodeTemplateCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "node-template",
+		Short: "Print the v1 Node simulated nodes are stamped from unless given --node-template",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := cmd.OutOrStdout().Write(scale.DefaultManifest)
+			return err
+		},
+	}
 }

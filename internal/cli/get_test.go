@@ -3,6 +3,10 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/kubesim/kubesim/internal/scale"
 )
 
 func TestGetClustersOutput(t *testing.T) {
@@ -18,5 +22,21 @@ func TestGetClustersOutput(t *testing.T) {
 	_, _, err := execute(t, "get", "clusters", "-o", "xml")
 	if want := `invalid argument "xml" for "-o, --output" flag: use one of table, json, yaml`; err == nil || err.Error() != want {
 		t.Errorf("get clusters -o xml: %v, want %q", err, want)
+	}
+}
+
+// `get node-template` prints a manifest that reads back as the default node,
+// so a template started from it changes only what its author changed.
+func TestGetNodeTemplate(t *testing.T) {
+	out, _, err := execute(t, "get", "node-template")
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err := scale.ParseTemplate([]byte(out))
+	if err != nil {
+		t.Fatalf("get node-template printed what --node-template refuses: %v\n%s", err, out)
+	}
+	if !equality.Semantic.DeepEqual(node, scale.DefaultTemplate()) {
+		t.Errorf("get node-template: %+v, want the default node %+v", node, scale.DefaultTemplate())
 	}
 }

@@ -2,11 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 )
 
 // execute runs the kubesim command line with args, in a kubesim home of
@@ -71,5 +74,22 @@ func TestMissingClusterIsSaidOnce(t *testing.T) {
 	_, _, err := execute(t, "logs", "--name", "nosuch", "kube-apiserver")
 	if want := `cluster "nosuch" does not exist (kubesim get clusters lists them)`; err == nil || err.Error() != want {
 		t.Errorf("logs of a missing cluster: %v, want %q", err, want)
+	}
+}
+
+// `version -o json` is what programs (kubesimtest) read the binary's API
+// revision from.
+func TestVersionJSON(t *testing.T) {
+	out, _, err := execute(t, "version", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info struct {
+		Kubesim     string   `json:"kubesim"`
+		APIRevision int      `json:"apiRevision"`
+		Patches     []string `json:"patches"`
+	}
+	if err := json.Unmarshal([]byte(out), &info); err != nil || info.Kubesim == "" || info.APIRevision != v1alpha1.Revision || info.Patches == nil {
+		t.Errorf("version -o json: %s (%v), want kubesim, apiRevision %d and a list of patches", out, err, v1alpha1.Revision)
 	}
 }

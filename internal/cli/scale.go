@@ -43,13 +43,15 @@ func (f *nodeFlags) options(progress io.Writer, replicas int, wait time.Duration
 			return o, fmt.Errorf("--node-template %s: %w", f.template, err)
 		}
 	}
-	o.Labels = map[string]string{}
 	for _, l := range f.labels {
 		k, v, ok := strings.Cut(l, "=")
 		if !ok || k == "" {
 			return o, fmt.Errorf("--node-label %q: want key=value", l)
 		}
-		o.Labels[k] = v
+		if o.Group.Labels == nil {
+			o.Group.Labels = map[string]string{}
+		}
+		o.Group.Labels[k] = v
 	}
 	return o, nil
 }
@@ -65,10 +67,11 @@ func newScaleNodeCommand() *cobra.Command {
 	f := &clusterFlags{}
 	nodes := &nodeFlags{}
 	var replicas int
+	var group string
 	var wait time.Duration
 	cmd := &cobra.Command{
-		Use:   "node --replicas N",
-		Short: "Make node-000000 … node-<N-1> exist (creating or deleting) and wait until they are Ready",
+		Use:   "node --replicas N [--group NAME]",
+		Short: "Give a node group N nodes in all (node-000000 … node-<N-1> without --group), creating or deleting, and wait until they are Ready",
 		Args:  cobra.NoArgs,
 		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, _ []string) error {
 			if !cmd.Flags().Changed("replicas") {
@@ -81,16 +84,13 @@ func newScaleNodeCommand() *cobra.Command {
 			if err := v1alpha1.CheckNodeCount(replicas); err != nil {
 				return fmt.Errorf("--replicas: %w", err)
 			}
-			client, err := p.Client(f.name)
-			if err != nil {
-				return err
-			}
-			o.Gone = func() error { return p.CheckRunning(f.name) }
-			return scale.Nodes(cmd.Context(), client, o)
+			o.Group.Name = group
+			return p.ScaleNodes(cmd.Context(), f.name, o)
 		}),
 	}
 	f.addName(cmd)
-	cmd.Flags().IntVar(&replicas, "replicas", 0, "how many nodes there should be")
+	cmd.Flags().IntVar(&replicas, "replicas", 0, "how many nodes the group should have in all")
+	cmd.Flags().StringVar(&group, "group", "", "the node group to scale, as the cluster's nodeGroups name it (default: the unnamed group, node-000000 …)")
 	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the nodes to be Ready (0: don't wait)")
 	nodes.add(cmd)
 	// `--template` and `--label`, as the issue and KWOK users write them.

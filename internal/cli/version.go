@@ -2,24 +2,31 @@ package cli
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"k8s.io/component-base/version"
 
 	kubesimversion "github.com/kubesim/kubesim/internal/version"
 )
 
 func newVersionCommand() *cobra.Command {
-	return &cobra.Command{
+	var out output
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print kubesim's version, the Kubernetes version it runs and the patches its build applied",
 		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintf(cmd.OutOrStdout(), "kubesim %s (Kubernetes %s)\n", kubesimversion.Version, version.Get().GitVersion)
-			fmt.Fprintln(cmd.OutOrStdout(), kubesimversion.PatchesLine())
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			info := kubesimversion.Get()
+			return out.print(cmd.OutOrStdout(), info, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "kubesim %s (Kubernetes %s, API revision %d)\n%s\n",
+					info.Kubesim, info.Kubernetes, info.APIRevision, kubesimversion.PatchesLine())
+				return err
+			})
 		},
 	}
+	out.add(cmd)
+	return cmd
 }
 
 // dropUpstreamVersionFlag takes the --version flag that

@@ -26,7 +26,9 @@ type CreateOptions struct {
 	Wait time.Duration
 	// Retain keeps a cluster that failed to come up, for its logs.
 	Retain bool
-	// Nodes are the simulated nodes to make once the cluster is ready.
+	// Nodes describe the unnamed group of the config's nodes: N (its
+	// template and labels, from flags), and how every group's nodes show
+	// their progress and are waited for once the cluster is ready.
 	Nodes scale.Options
 	// OwnerPID, if set, is the process whose exit stops the cluster.
 	OwnerPID int
@@ -46,6 +48,13 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 		return err
 	}
 	if c.Status, err = resolveStatus(c); err != nil {
+		return err
+	}
+	groups, err := createOptions(c, opts.Nodes)
+	if err != nil {
+		return err
+	}
+	if err := absTemplates(c.NodeGroups); err != nil {
 		return err
 	}
 	var owner supervisor.Owner
@@ -108,19 +117,14 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 	if err := p.useContext(d); err != nil {
 		return err
 	}
-	if opts.Nodes.Replicas > 0 {
-		if c.DisableKubeletSim {
-			opts.Nodes.Wait = 0 // nothing here will make them Ready
-		}
+	if len(groups) > 0 {
 		client, err := credentials.AdminClient(d, 0)
 		if err != nil {
 			return err
 		}
-		opts.Nodes.Gone = func() error { return p.CheckRunning(c.Name) }
-		if err := scale.Nodes(ctx, client, opts.Nodes); err != nil {
+		if err := p.makeNodes(ctx, c, client, groups); err != nil {
 			return err
 		}
-		p.logf(" ✓ %d nodes Ready", opts.Nodes.Replicas)
 	}
 	p.logf("Cluster %q is ready (%.1fs). Try: kubectl get ns", c.Name, time.Since(started).Seconds())
 	return nil

@@ -1,5 +1,8 @@
-// Package scale creates and deletes simulated nodes in bulk: node-000000,
-// node-000001, … from a template, in parallel and idempotently.
+// Package scale creates and deletes simulated nodes in bulk, a node group
+// at a time (node-000000, node-000001, … for the unnamed group; worker-0,
+// worker-1, … for a group called worker), from a template, in parallel and
+// idempotently. `kubesim create cluster`, `kubesim scale node` and
+// scenarios all make their nodes here.
 package scale
 
 import (
@@ -7,67 +10,36 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"regexp"
 	"slices"
-	"strconv"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
-	"github.com/kubesim/kubesim/internal/manifest"
 )
 
 // workers is how many creates or deletes run at once.
 const workers = 32
 
-// namePattern matches the nodes scale manages: node-NNNNNN.
-var namePattern = regexp.MustCompile(`^node-(\d{6})$`)
+// NodeName is the name of the i-th node of the unnamed group.
+func NodeName(i int) string { return (&v1alpha1.NodeGroup{}).NodeName(i) }
 
-// NodeName is the name of the i-th scaled node.
-func NodeName(i int) string { return fmt.Sprintf("node-%06d", i) }
-
-// DefaultTemplate is the node scale creates without --template: marked
-// for simulators (kwok.x-k8s.io/node=fake), sized like a big VM.
-func DefaultTemplate() *corev1.Node {
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("32"),
-		corev1.ResourceMemory: resource.MustParse("256Gi"),
-		corev1.ResourcePods:   resource.MustParse("110"),
-	}
-	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{
-			Labels: map[string]string{
-				"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kubesim",
-			},
-			Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
-		},
-		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity.DeepCopy()},
-	}
-}
-
-// ParseTemplate reads a Node manifest to stamp nodes from.
-func ParseTemplate(data []byte) (*corev1.Node, error) {
-	node := &corev1.Node{}
-	if err := manifest.Decode(data, node, "v1", "Node"); err != nil {
-		return nil, err
-	}
-	return node, nil
-}
-
-// Options say how many nodes there should be and what they look like.
+// Options say how many nodes a group should have and what they look like.
 type Options struct {
+	// Group names the nodes and gives them its labels, capacity and taints
+	// on top of Template. Its Count and Template are not read here:
+	// Replicas and Template are.
+	Group    v1alpha1.NodeGroup
 	Replicas int
+	// Template is the node they are stamped from; nil: the default node.
 	Template *corev1.Node
-	Labels   map[string]string
 	// Wait is how long to wait for the nodes to be Ready; 0 does not wait.
 	Wait     time.Duration
 	Progress io.Writer
@@ -77,16 +49,29 @@ type Options struct {
 	Gone func() error
 }
 
-// Nodes makes node-000000 … node-<Replicas-1> exist, deleting scaled nodes
-// numbered higher, then waits until all of them are Ready.
+// GroupOptions are the options that give g its Count nodes: its template
+// read from its file (if it names one). An unreadable template's error
+// names the file; the caller names the field.
+func GroupOptions(g v1alpha1.NodeGroup) (Options, error) {
+	o := Options{Group: g, Replicas: g.Count}
+	if g.Template != "" {
+		var err error
+		if o.Template, err = ReadTemplate(g.Template); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
+}
+
+// Nodes makes the group's nodes 0 … Replicas-1 exist, deleting the group's
+// nodes numbered higher, then waits until all of them are Ready.
 func Nodes(ctx context.Context, client kubernetes.Interface, o Options) error {
 	if err := v1alpha1.CheckNodeCount(o.Replicas); err != nil {
 		return fmt.Errorf("replicas: %w", err)
 	}
-	if o.Template == nil {
-		o.Template = DefaultTemplate()
-	}
-	existing, err := scaledNodes(ctx, client)
+	g := &o.Group
+	template := groupTemplate(o)
+	existing, err := groupNodes(ctx, client, g)
 	if err != nil {
 		return err
 	}
@@ -103,8 +88,12 @@ func Nodes(ctx context.Context, client kubernetes.Interface, o Options) error {
 	}
 	slices.Sort(remove)
 	p := newProgress(o.Progress, o.Terminal)
-	if err := inParallel(ctx, "creating nodes", create, p, func(ctx context.Context, i int) error {
-		_, err := client.CoreV1().Nodes().Create(ctx, stamp(o.Template, i, o.Labels), metav1.CreateOptions{})
+	what := "creating nodes"
+	if g.Name != "" {
+		what += " of " + g.Name
+	}
+	if err := inParallel(ctx, what, create, g.NodeName, p, func(ctx context.Context, i int) error {
+		_, err := client.CoreV1().Nodes().Create(ctx, Stamp(template, g.NodeName(i), g.NodeLabels(i)), metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			return nil
 		}
@@ -112,8 +101,8 @@ func Nodes(ctx context.Context, client kubernetes.Interface, o Options) error {
 	}); err != nil {
 		return err
 	}
-	if err := inParallel(ctx, "deleting nodes", remove, p, func(ctx context.Context, i int) error {
-		err := client.CoreV1().Nodes().Delete(ctx, NodeName(i), metav1.DeleteOptions{})
+	if err := inParallel(ctx, "deleting nodes", remove, g.NodeName, p, func(ctx context.Context, i int) error {
+		err := client.CoreV1().Nodes().Delete(ctx, g.NodeName(i), metav1.DeleteOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -127,25 +116,42 @@ func Nodes(ctx context.Context, client kubernetes.Interface, o Options) error {
 	return waitReady(ctx, client, o, p)
 }
 
-// scaledNodes returns the indexes of the existing node-NNNNNN nodes.
-func scaledNodes(ctx context.Context, client kubernetes.Interface) (map[int]bool, error) {
+// groupTemplate is the node the group's nodes are stamped from: the
+// template with the group's capacity and taints.
+func groupTemplate(o Options) *corev1.Node {
+	node := o.Template.DeepCopy()
+	if node == nil {
+		node = DefaultTemplate()
+	}
+	if len(o.Group.Capacity) > 0 {
+		if node.Status.Capacity == nil {
+			node.Status.Capacity = corev1.ResourceList{}
+		}
+		if node.Status.Allocatable == nil {
+			node.Status.Allocatable = corev1.ResourceList{}
+		}
+		for k, v := range o.Group.Capacity {
+			node.Status.Capacity[k], node.Status.Allocatable[k] = v.DeepCopy(), v.DeepCopy()
+		}
+	}
+	node.Spec.Taints = append(node.Spec.Taints, o.Group.Taints...)
+	return node
+}
+
+// groupNodes returns the indexes of the group's existing nodes, known by
+// their names (nodes made before groups were labelled count too).
+func groupNodes(ctx context.Context, client kubernetes.Interface, g *v1alpha1.NodeGroup) (map[int]bool, error) {
 	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
 	out := map[int]bool{}
 	for _, n := range list.Items {
-		if m := namePattern.FindStringSubmatch(n.Name); m != nil {
-			i, _ := strconv.Atoi(m[1])
+		if i, ok := g.NodeIndex(n.Name); ok {
 			out[i] = true
 		}
 	}
 	return out, nil
-}
-
-// stamp makes the i-th node from the template.
-func stamp(template *corev1.Node, i int, extra map[string]string) *corev1.Node {
-	return Stamp(template, NodeName(i), extra)
 }
 
 // Stamp makes the node called name from the template, with extra labels
@@ -176,9 +182,9 @@ func Stamp(template *corev1.Node, name string, extra map[string]string) *corev1.
 
 // inParallel runs do for every index, workers at a time, reporting
 // progress as what. The first error cancels the ctx the others get, stops
-// handing out indexes and is returned, naming its node; if ctx ends
-// first, its cause is returned.
-func inParallel(ctx context.Context, what string, indexes []int, p *progress, do func(ctx context.Context, i int) error) error {
+// handing out indexes and is returned, naming its node (name(i)); if ctx
+// ends first, its cause is returned.
+func inParallel(ctx context.Context, what string, indexes []int, name func(int) string, p *progress, do func(ctx context.Context, i int) error) error {
 	if len(indexes) == 0 {
 		return nil
 	}
@@ -191,7 +197,7 @@ func inParallel(ctx context.Context, what string, indexes []int, p *progress, do
 		}
 		g.Go(func() error {
 			if err := do(groupCtx, i); err != nil {
-				return fmt.Errorf("%s: %s: %w", what, NodeName(i), err)
+				return fmt.Errorf("%s: %s: %w", what, name(i), err)
 			}
 			p.show(what, int(done.Add(1)), len(indexes))
 			return nil
@@ -205,7 +211,7 @@ func inParallel(ctx context.Context, what string, indexes []int, p *progress, do
 	return err
 }
 
-// waitReady waits until the first n scaled nodes are all Ready.
+// waitReady waits until the group's nodes 0 … Replicas-1 are all Ready.
 func waitReady(ctx context.Context, client kubernetes.Interface, o Options, p *progress) error {
 	n, timeout := o.Replicas, o.Wait
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -229,11 +235,7 @@ func waitReady(ctx context.Context, client kubernetes.Interface, o Options, p *p
 		nodes, _ := lister.List(labels.Everything())
 		ready := 0
 		for _, node := range nodes {
-			m := namePattern.FindStringSubmatch(node.Name)
-			if m == nil {
-				continue
-			}
-			if i, _ := strconv.Atoi(m[1]); i < n && IsReady(node) {
+			if i, ok := o.Group.NodeIndex(node.Name); ok && i < n && IsReady(node) {
 				ready++
 			}
 		}

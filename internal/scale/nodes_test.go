@@ -3,12 +3,18 @@ package scale
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 )
 
 // A cluster deleted (or stopped) under a wait for its nodes ends the wait
@@ -36,7 +42,7 @@ func TestInParallelStopsAtTheFirstError(t *testing.T) {
 		indexes[i] = i
 	}
 	var calls atomic.Int32
-	err := inParallel(context.Background(), "testing", indexes, newProgress(nil, false), func(ctx context.Context, i int) error {
+	err := inParallel(context.Background(), "testing", indexes, NodeName, newProgress(nil, false), func(ctx context.Context, i int) error {
 		calls.Add(1)
 		if i == 3 {
 			return boom
@@ -56,8 +62,72 @@ func TestInParallelReturnsTheContextsError(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var calls atomic.Int32
-	err := inParallel(ctx, "testing", []int{0, 1, 2}, newProgress(nil, false), func(context.Context, int) error { calls.Add(1); return nil })
+	err := inParallel(ctx, "testing", []int{0, 1, 2}, NodeName, newProgress(nil, false), func(context.Context, int) error { calls.Add(1); return nil })
 	if !errors.Is(err, context.Canceled) || calls.Load() != 0 {
 		t.Errorf("err = %v after %d calls, want context.Canceled and none", err, calls.Load())
+	}
+}
+
+// The default node is what it always was: the manifest is its one source.
+func TestDefaultTemplate(t *testing.T) {
+	n := DefaultTemplate()
+	if n.Annotations["kwok.x-k8s.io/node"] != "fake" || n.Labels["type"] != "kubesim" || n.Labels["kubernetes.io/os"] != "linux" {
+		t.Errorf("default node's metadata: %+v", n.ObjectMeta)
+	}
+	for name, want := range map[corev1.ResourceName]string{"cpu": "32", "memory": "256Gi", "pods": "110"} {
+		if got := n.Status.Capacity[name]; got.String() != want {
+			t.Errorf("capacity %s = %s, want %s", name, got.String(), want)
+		}
+		if got := n.Status.Allocatable[name]; got.String() != want {
+			t.Errorf("allocatable %s = %s, want %s", name, got.String(), want)
+		}
+	}
+	n.Labels["type"] = "changed"
+	if DefaultTemplate().Labels["type"] != "kubesim" {
+		t.Errorf("DefaultTemplate hands out a shared node")
+	}
+}
+
+// A group's nodes are named and labelled after it, get its capacity and
+// taints, and scaling one group leaves the others' nodes alone.
+func TestGroupsAreScaledApart(t *testing.T) {
+	ctx := context.Background()
+	client := fake.NewClientset()
+	worker := v1alpha1.NodeGroup{Name: "worker", Count: 3, Labels: map[string]string{"zone": "z${index}"},
+		Capacity: corev1.ResourceList{"cpu": resource.MustParse("4")},
+		Taints:   []corev1.Taint{{Key: "dedicated", Value: "w", Effect: corev1.TaintEffectNoSchedule}}}
+	for _, g := range []v1alpha1.NodeGroup{{Count: 2}, worker} {
+		o, err := GroupOptions(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Nodes(ctx, client, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := func() []string {
+		list, _ := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		var out []string
+		for _, n := range list.Items {
+			out = append(out, n.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := strings.Join(names(), " "); got != "node-000000 node-000001 worker-0 worker-1 worker-2" {
+		t.Fatalf("nodes: %s", got)
+	}
+	n, _ := client.CoreV1().Nodes().Get(ctx, "worker-2", metav1.GetOptions{})
+	if n.Labels["zone"] != "z2" || n.Labels[v1alpha1.NodeGroupLabel] != "worker" || n.Labels["type"] != "kubesim" ||
+		n.Status.Allocatable.Cpu().String() != "4" || n.Status.Capacity.Memory().String() != "256Gi" || len(n.Spec.Taints) != 1 {
+		t.Errorf("worker-2: labels %v, allocatable %v, taints %v", n.Labels, n.Status.Allocatable, n.Spec.Taints)
+	}
+	o, _ := GroupOptions(worker)
+	o.Replicas = 1
+	if err := Nodes(ctx, client, o); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(names(), " "); got != "node-000000 node-000001 worker-0" {
+		t.Errorf("after scaling worker to 1: %s", got)
 	}
 }

@@ -5,15 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -171,14 +167,6 @@ func (t *target) tearDown(p *cluster.Provider, keep bool) error {
 	return p.Delete(context.Background(), t.name)
 }
 
-// groupNodeName is the name of the i-th node of a group.
-func groupNodeName(group string, i int) string {
-	if group == "" {
-		return scale.NodeName(i)
-	}
-	return group + "-" + strconv.Itoa(i)
-}
-
 // makeNodes creates every node group's nodes and waits until they are
 // Ready.
 func (t *target) makeNodes(ctx context.Context) error {
@@ -196,81 +184,19 @@ func (t *target) makeNodes(ctx context.Context) error {
 
 // scaleGroup makes the group have count nodes; it returns their names.
 func (t *target) scaleGroup(ctx context.Context, g *v1alpha1.NodeGroup, count int) ([]string, error) {
-	template := scale.DefaultTemplate()
-	if g.Template != "" {
-		data, err := os.ReadFile(g.Template)
-		if err != nil {
-			return nil, err
-		}
-		if template, err = scale.ParseTemplate(data); err != nil {
-			return nil, err
-		}
-	}
-	if len(g.Capacity) > 0 {
-		for k, v := range g.Capacity {
-			template.Status.Capacity[k] = v
-			template.Status.Allocatable[k] = v
-		}
-	}
-	template.Spec.Taints = append(template.Spec.Taints, g.Taints...)
-	names := make([]string, count)
-	for i := range count {
-		names[i] = groupNodeName(g.Name, i)
-	}
-	create := func(ctx context.Context, i int) error {
-		extra := map[string]string{"kubesim.io/node-group": g.Name}
-		if g.Name == "" {
-			extra["kubesim.io/node-group"] = "node"
-		}
-		for k, v := range g.Labels {
-			extra[k] = strings.ReplaceAll(v, "${index}", strconv.Itoa(i))
-		}
-		_, err := t.client.CoreV1().Nodes().Create(ctx, scale.Stamp(template, names[i], extra), metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			return nil
-		}
-		return err
-	}
-	// 16 at a time; the first error cancels the others and stops the rest.
-	pool, poolCtx := errgroup.WithContext(ctx)
-	pool.SetLimit(16)
-	for i := range count {
-		if poolCtx.Err() != nil {
-			break
-		}
-		pool.Go(func() error { return create(poolCtx, i) })
-	}
-	err := pool.Wait()
-	if err == nil {
-		err = context.Cause(ctx) // ended before every node was handed out
-	}
-	if err != nil {
-		return nil, fmt.Errorf("making nodes of group %q: %w", g.Name, err)
-	}
-	// Fewer than before: delete the highest numbered.
-	existing, err := t.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "kubesim.io/node-group=" + groupLabel(g.Name)})
+	o, err := scale.GroupOptions(*g)
 	if err != nil {
 		return nil, err
 	}
-	keep := map[string]bool{}
-	for _, n := range names {
-		keep[n] = true
+	o.Replicas = count
+	if err := scale.Nodes(ctx, t.client, o); err != nil {
+		return nil, fmt.Errorf("making nodes of group %q: %w", g.Name, err)
 	}
-	for _, n := range existing.Items {
-		if !keep[n.Name] {
-			if err := t.client.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				return nil, err
-			}
-		}
+	names := make([]string, count)
+	for i := range count {
+		names[i] = g.NodeName(i)
 	}
 	return names, nil
-}
-
-func groupLabel(name string) string {
-	if name == "" {
-		return "node"
-	}
-	return name
 }
 
 // waitNodesReady waits, watching, until the named nodes are Ready.

@@ -62,16 +62,11 @@ func validateCluster(c *v1alpha1.ScenarioCluster) error {
 	if err := opts.Validate(); err != nil {
 		return err
 	}
-	groups := map[string]bool{}
+	if err := v1alpha1.ValidateNodeGroups("nodeGroups", c.NodeGroups); err != nil {
+		return err
+	}
 	for i := range c.NodeGroups {
 		g := &c.NodeGroups[i]
-		if groups[g.Name] {
-			return fmt.Errorf("nodeGroups[%d].name: %q is used twice (only one group may go without a name)", i, g.Name)
-		}
-		groups[g.Name] = true
-		if err := v1alpha1.CheckNodeCount(g.Count); err != nil {
-			return fmt.Errorf("nodeGroups[%d].count: %w", i, err)
-		}
 		if g.Template != "" {
 			data, err := os.ReadFile(g.Template)
 			if err != nil {

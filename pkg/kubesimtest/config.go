@@ -6,70 +6,49 @@ import (
 	"path/filepath"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 )
 
-// clusterFile is the part of kubesim's Cluster file (kubesim.io/v1alpha1,
-// apis/kubesim/v1alpha1 in kubesim's module) that the options set. It is
-// written here, not imported: kubesim's module pulls in k8s.io/kubernetes.
-type clusterFile struct {
-	APIVersion            string              `json:"apiVersion"`
-	Kind                  string              `json:"kind"`
-	Name                  string              `json:"name"`
-	Nodes                 int                 `json:"nodes,omitempty"`
-	NodeTemplate          string              `json:"nodeTemplate,omitempty"`
-	Stages                string              `json:"stages,omitempty"`
-	NodeLifecycle         *nodeLifecycle      `json:"nodeLifecycle,omitempty"`
-	Descheduler           *deschedulerFile    `json:"descheduler,omitempty"`
-	DisableDPDBController bool                `json:"disableDPDBController,omitempty"`
-	ExtraArgs             map[string][]string `json:"extraArgs,omitempty"`
-}
-
-// Durations are written as Go durations ("10s"), which kubesim's
-// metav1.Duration fields read.
-type nodeLifecycle struct {
-	NodeMonitorPeriod      string `json:"nodeMonitorPeriod,omitempty"`
-	NodeMonitorGracePeriod string `json:"nodeMonitorGracePeriod,omitempty"`
-	PodEvictionToleration  string `json:"podEvictionToleration,omitempty"`
-}
-
-type deschedulerFile struct {
-	Profiles []string `json:"profiles"`
-	Interval string   `json:"interval"`
-}
-
-// writeConfig writes the Cluster file (and the node template it names)
-// into dir and returns its path.
+// writeConfig writes kubesim's Cluster file (and the node templates it
+// names) into dir and returns its path.
 func writeConfig(dir, name string, s *settings) (string, error) {
-	f := clusterFile{
-		APIVersion: "kubesim.io/v1alpha1", Kind: "Cluster", Name: name,
-		Nodes: s.nodes, Stages: s.stageSet, DisableDPDBController: s.noDPDB, ExtraArgs: s.extraArgs,
+	c := v1alpha1.Cluster{
+		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.ClusterKind},
+		Name:     name, Stages: s.stageSet, DisableDPDBController: s.noDPDB, ExtraArgs: s.extraArgs,
 	}
-	if s.group.template != nil {
-		node := s.group.template.DeepCopy()
-		node.APIVersion, node.Kind = "v1", "Node"
-		node.Name = "" // kubesim names each node
-		path := filepath.Join(dir, "node-template.yaml")
-		if err := writeYAML(path, node); err != nil {
-			return "", err
+	for _, g := range s.groups {
+		group := g.NodeGroup
+		if g.template != nil {
+			node := g.template.DeepCopy()
+			node.APIVersion, node.Kind = "v1", "Node"
+			node.Name = "" // kubesim names each node
+			group.Template = filepath.Join(dir, "node-template-"+group.LabelValue()+".yaml")
+			if err := writeYAML(group.Template, node); err != nil {
+				return "", err
+			}
 		}
-		f.NodeTemplate = path
+		c.NodeGroups = append(c.NodeGroups, group)
 	}
 	if fl := s.failure; fl != nil {
 		// The node-lifecycle controller checks nodes every period, which
 		// must be shorter than the grace period; 1s keeps detection prompt.
-		f.NodeLifecycle = &nodeLifecycle{
-			NodeMonitorPeriod:      min(time.Second, fl.notReadyAfter/2).String(),
-			NodeMonitorGracePeriod: fl.notReadyAfter.String(),
-			PodEvictionToleration:  fl.evictAfter.String(),
+		c.NodeLifecycle = v1alpha1.NodeLifecycle{
+			NodeMonitorPeriod:      duration(min(time.Second, fl.notReadyAfter/2)),
+			NodeMonitorGracePeriod: duration(fl.notReadyAfter),
+			PodEvictionToleration:  duration(fl.evictAfter),
 		}
 	}
 	if d := s.desched; d != nil {
-		f.Descheduler = &deschedulerFile{Profiles: d.profiles, Interval: d.interval.String()}
+		c.Descheduler = v1alpha1.Descheduler{Profiles: d.profiles, Interval: duration(d.interval)}
 	}
 	path := filepath.Join(dir, "cluster.yaml")
-	return path, writeYAML(path, f)
+	return path, writeYAML(path, c)
 }
+
+func duration(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
 
 func writeYAML(path string, v any) error {
 	data, err := yaml.Marshal(v)

@@ -5,6 +5,7 @@ go 1.27
 toolchain go1.27.3
 
 require (
+	github.com/kubesim/kubesim/apis v0.0.0
 	k8s.io/api v0.36.3
 	k8s.io/apimachinery v0.36.3
 	k8s.io/client-go v0.36.3
@@ -48,3 +49,8 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.3 // indirect
 )
+
+// The API types kubesim reads (github.com/kubesim/kubesim/apis): until
+// published, from this checkout. A module that requires kubesimtest by a
+// replace needs this one too (replaces in dependencies are ignored).
+replace github.com/kubesim/kubesim/apis => ../../apis

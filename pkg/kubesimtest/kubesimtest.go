@@ -13,19 +13,17 @@
 // It drives the kubesim binary named by $KUBESIM_BINARY, else kubesim on
 // $PATH. Each cluster has its own KUBESIM_HOME and kubeconfig in a
 // temporary directory; the user's ~/.kube/config is never read or written.
-// The package imports client-go and apimachinery only.
+// The package imports client-go, apimachinery and kubesim's API types
+// (github.com/kubesim/kubesim/apis) only.
 package kubesimtest
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -120,6 +118,9 @@ func start(dir, testName string, timeout time.Duration, opts []Option) (*Cluster
 	if err != nil {
 		return nil, err
 	}
+	if err := checkBinary(bin); err != nil {
+		return nil, err
+	}
 	name := clusterName(testName)
 	config, err := writeConfig(dir, name, s)
 	if err != nil {
@@ -140,7 +141,7 @@ func start(dir, testName string, timeout time.Duration, opts []Option) (*Cluster
 	// client-go's default of 5 requests/s would make tests wait on the
 	// client rather than on the cluster.
 	c.config.QPS, c.config.Burst = 200, 400
-	if err := c.spread(s.nodes, s.group.spread); err != nil {
+	if err := c.spread(s.groups); err != nil {
 		return c, err
 	}
 	for i, manifest := range s.stages {
@@ -156,9 +157,10 @@ func start(dir, testName string, timeout time.Duration, opts []Option) (*Cluster
 	return c, nil
 }
 
-// spread gives node i of n each Spread label's value i (going round).
-func (c *Cluster) spread(n int, labels []spreadLabel) error {
-	if len(labels) == 0 {
+// spread gives node i of each group each of its Spread labels' value i
+// (going round).
+func (c *Cluster) spread(groups []*nodeGroup) error {
+	if !slices.ContainsFunc(groups, func(g *nodeGroup) bool { return len(g.spread) > 0 }) {
 		return nil
 	}
 	cs, err := kubernetes.NewForConfig(c.config)
@@ -167,37 +169,26 @@ func (c *Cluster) spread(n int, labels []spreadLabel) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for i := range n {
-		values := map[string]string{}
-		for _, l := range labels {
-			values[l.key] = l.values[i%len(l.values)]
+	for _, g := range groups {
+		if len(g.spread) == 0 {
+			continue
 		}
-		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": values}})
-		if err != nil {
-			return err
-		}
-		name := fmt.Sprintf("node-%06d", i) // as kubesim names its nodes
-		if _, err := cs.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-			return fmt.Errorf("kubesimtest.Spread: labelling node %s: %w", name, err)
+		for i := range g.Count {
+			values := map[string]string{}
+			for _, l := range g.spread {
+				values[l.key] = l.values[i%len(l.values)]
+			}
+			patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": values}})
+			if err != nil {
+				return err
+			}
+			name := g.NodeName(i)
+			if _, err := cs.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				return fmt.Errorf("kubesimtest.Spread: labelling node %s: %w", name, err)
+			}
 		}
 	}
 	return nil
-}
-
-// Binary is the kubesim binary the package runs: $KUBESIM_BINARY, else
-// kubesim on $PATH.
-func Binary() (string, error) {
-	if bin := os.Getenv("KUBESIM_BINARY"); bin != "" {
-		if info, err := os.Stat(bin); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
-			return "", fmt.Errorf("KUBESIM_BINARY=%s is not an executable file; build one with `make build` in a kubesim checkout (bin/kubesim)", bin)
-		}
-		return bin, nil
-	}
-	bin, err := exec.LookPath("kubesim")
-	if err != nil {
-		return "", errors.New("no kubesim binary: set KUBESIM_BINARY to one, or put kubesim on PATH (in a kubesim checkout: `make build` makes bin/kubesim, `make install` puts it in $(go env GOPATH)/bin)")
-	}
-	return bin, nil
 }
 
 // clusterName is a DNS label made from the test's name, unique by a random
@@ -221,24 +212,13 @@ var nonLabel = regexp.MustCompile(`[^a-z0-9]+`)
 // run runs kubesim as this cluster's user and returns its stdout; an error
 // carries kubesim's own one-line message.
 func (c *Cluster) run(timeout time.Duration, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, c.bin, args...)
 	// Only this cluster's home and kubeconfig: nothing of the user's.
-	cmd.Env = append(os.Environ(), "KUBESIM_HOME="+c.home, "KUBECONFIG="+c.kubeconfig)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if i := strings.LastIndex(msg, "\n"); i >= 0 {
-			msg = msg[i+1:] // the error; what came before is progress
-		}
-		if msg == "" {
-			msg = err.Error()
-		}
-		return stdout.String(), fmt.Errorf("kubesim %s: %s", strings.Join(args[:min(2, len(args))], " "), msg)
+	env := append(os.Environ(), "KUBESIM_HOME="+c.home, "KUBECONFIG="+c.kubeconfig)
+	out, err := runBinary(c.bin, env, timeout, args...)
+	if err != nil {
+		return out, fmt.Errorf("kubesim %s: %w", strings.Join(args[:min(2, len(args))], " "), err)
 	}
-	return stdout.String(), nil
+	return out, nil
 }
 
 // Name is the cluster's name (its kubeconfig context is kubesim-<name>).

@@ -4,44 +4,15 @@ import (
 	"fmt"
 	"slices"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // An Option shapes the cluster Start makes. A bad option fails Start with
 // one line naming it.
 type Option func(*settings) error
 
-// A NodeOption shapes the nodes of Nodes.
-type NodeOption func(*nodeGroup) error
-
-// nodeGroup is what the NodeOptions ask for: one template for all nodes,
-// and labels whose values go round the nodes.
-type nodeGroup struct {
-	template *corev1.Node // nil for kubesim's default node
-	spread   []spreadLabel
-}
-
-type spreadLabel struct {
-	key    string
-	values []string
-}
-
-// node is the template the options change, kubesim's default until set.
-func (g *nodeGroup) node() *corev1.Node {
-	if g.template == nil {
-		g.template = defaultNode()
-	}
-	return g.template
-}
-
 // settings is what the options ask for; it becomes kubesim's Cluster file.
 type settings struct {
-	nodes     int
-	group     nodeGroup
-	nodesSet  bool
+	groups    []*nodeGroup // in the order given
 	stageSet  string
 	stages    []string // YAML applied after start
 	failure   *nodeFailure
@@ -55,118 +26,6 @@ type nodeFailure struct{ notReadyAfter, evictAfter time.Duration }
 type descheduler struct {
 	interval time.Duration
 	profiles []string
-}
-
-// Nodes gives the cluster n simulated nodes, node-000000 … node-<n-1>,
-// Ready before Start returns. A cluster has one group of nodes, stamped
-// from one template (Spread varies labels among them): give Nodes once.
-func Nodes(n int, opts ...NodeOption) Option {
-	return func(s *settings) error {
-		if s.nodesSet {
-			return fmt.Errorf("kubesimtest.Nodes: given twice; a cluster has one group of nodes, so give them all in one call")
-		}
-		if n < 0 {
-			return fmt.Errorf("kubesimtest.Nodes: %d nodes; want 0 or more", n)
-		}
-		s.nodesSet, s.nodes = true, n
-		for _, opt := range opts {
-			if err := opt(&s.group); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-}
-
-// defaultNode is kubesim's own default node (scale.DefaultTemplate), so
-// that a Label or Taint alone changes nothing else about the nodes.
-func defaultNode() *corev1.Node {
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("32"),
-		corev1.ResourceMemory: resource.MustParse("256Gi"),
-		corev1.ResourcePods:   resource.MustParse("110"),
-	}
-	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{
-			Labels:      map[string]string{"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kubesim"},
-			Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
-		},
-		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity.DeepCopy()},
-	}
-}
-
-// Template stamps the nodes from node (its name is replaced) instead of
-// kubesim's default node; give it first, as it replaces what options
-// before it set.
-func Template(node *corev1.Node) NodeOption {
-	return func(g *nodeGroup) error {
-		if node == nil {
-			return fmt.Errorf("kubesimtest.Template: nil node; pass a *corev1.Node or leave Template out")
-		}
-		g.template = node.DeepCopy()
-		return nil
-	}
-}
-
-// Label puts a label on every node.
-func Label(key, value string) NodeOption {
-	return func(g *nodeGroup) error {
-		n := g.node()
-		if key == "" {
-			return fmt.Errorf("kubesimtest.Label: empty key; want a label key such as topology.kubernetes.io/zone")
-		}
-		if n.Labels == nil {
-			n.Labels = map[string]string{}
-		}
-		n.Labels[key] = value
-		return nil
-	}
-}
-
-// Spread labels the nodes in turn with the values: Spread(zone, "a", "b",
-// "c") puts node-000000 in a, node-000001 in b, node-000002 in c,
-// node-000003 in a again — what topology-spread tests need.
-func Spread(key string, values ...string) NodeOption {
-	return func(g *nodeGroup) error {
-		if key == "" || len(values) == 0 {
-			return fmt.Errorf("kubesimtest.Spread(%q): want a label key and at least one value, such as Spread(\"topology.kubernetes.io/zone\", \"a\", \"b\")", key)
-		}
-		g.spread = append(g.spread, spreadLabel{key, values})
-		return nil
-	}
-}
-
-// Taint taints every node.
-func Taint(key, value string, effect corev1.TaintEffect) NodeOption {
-	return func(g *nodeGroup) error {
-		n := g.node()
-		effects := []corev1.TaintEffect{corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute}
-		if key == "" || !slices.Contains(effects, effect) {
-			return fmt.Errorf("kubesimtest.Taint(%q, %q, %q): want a key and an effect of NoSchedule, PreferNoSchedule or NoExecute", key, value, effect)
-		}
-		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: key, Value: value, Effect: effect})
-		return nil
-	}
-}
-
-// Capacity sets a resource of every node, both capacity and allocatable:
-// Capacity("cpu", "4"), Capacity("memory", "16Gi"), Capacity("pods", "20").
-func Capacity(name corev1.ResourceName, quantity string) NodeOption {
-	return func(g *nodeGroup) error {
-		n := g.node()
-		q, err := resource.ParseQuantity(quantity)
-		if err != nil {
-			return fmt.Errorf("kubesimtest.Capacity(%q, %q): not a quantity; want one such as 4, 500m or 16Gi", name, quantity)
-		}
-		if n.Status.Capacity == nil {
-			n.Status.Capacity = corev1.ResourceList{}
-		}
-		if n.Status.Allocatable == nil {
-			n.Status.Allocatable = corev1.ResourceList{}
-		}
-		n.Status.Capacity[name], n.Status.Allocatable[name] = q, q
-		return nil
-	}
 }
 
 // StageSet chooses the built-in stage set: "fast" (kubesim's default: pods

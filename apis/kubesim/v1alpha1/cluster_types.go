@@ -42,11 +42,16 @@ type Cluster struct {
 	Scheduler Scheduler `json:"scheduler,omitempty"`
 
 	// Nodes is how many simulated nodes (node-000000, …) to create with
-	// the cluster; `kubesim scale node` changes the number later.
+	// the cluster; `kubesim scale node` changes the number later. With
+	// NodeTemplate it is the shorthand for one unnamed node group.
 	Nodes int `json:"nodes,omitempty"`
 	// NodeTemplate is the path of a v1 Node manifest those nodes are
 	// stamped from; empty means kubesim's default node.
 	NodeTemplate string `json:"nodeTemplate,omitempty"`
+	// NodeGroups are the simulated nodes to create with the cluster, in
+	// groups of alike nodes; `kubesim scale node --group NAME` changes a
+	// group's count later. Set NodeGroups or Nodes and NodeTemplate.
+	NodeGroups []NodeGroup `json:"nodeGroups,omitempty"`
 
 	// Stages is the built-in stage set the kubelet simulator runs: fast
 	// (the default: no delays) or realistic (pods go through creation and
@@ -223,6 +228,12 @@ func (c *Cluster) Validate() error {
 	}
 	if err := CheckNodeCount(c.Nodes); err != nil {
 		return fmt.Errorf("nodes (--nodes): %w", err)
+	}
+	if len(c.NodeGroups) > 0 && (c.Nodes != 0 || c.NodeTemplate != "") {
+		return errors.New("nodeGroups: set nodeGroups or nodes and nodeTemplate (--nodes, --node-template), not both; nodes: N is one unnamed group")
+	}
+	if err := ValidateNodeGroups("nodeGroups", c.NodeGroups); err != nil {
+		return err
 	}
 	if p := c.Scheduler.PercentageOfNodesToScore; p != nil && (*p < 0 || *p > 100) {
 		return fmt.Errorf("scheduler.percentageOfNodesToScore: must be between 0 and 100, got %d", *p)

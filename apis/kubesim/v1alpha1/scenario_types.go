@@ -62,24 +62,6 @@ type ScenarioCluster struct {
 	DisableDPDBController bool `json:"disableDPDBController,omitempty"`
 }
 
-// NodeGroup is a set of alike nodes. The group without a name makes
-// node-000000, node-000001, … (as `kubesim scale node`); a group called
-// worker makes worker-0, worker-1, …
-//
-// +kubebuilder:object:generate=false
-type NodeGroup struct {
-	Name  string `json:"name,omitempty"`
-	Count int    `json:"count"`
-	// Labels are added to every node of the group; a value may use ${index},
-	// the node's number in its group (zone-${index}).
-	Labels   map[string]string   `json:"labels,omitempty"`
-	Capacity corev1.ResourceList `json:"capacity,omitempty"`
-	Taints   []corev1.Taint      `json:"taints,omitempty"`
-	// Template is the path of a v1 Node manifest (relative to the scenario
-	// file) the nodes are stamped from; default kubesim's node.
-	Template string `json:"template,omitempty"`
-}
-
 // Step is one thing to do: exactly one of its actions (Apply to Federate)
 // is set. What each action does is declared where scenarios run; adding
 // one adds its field here.

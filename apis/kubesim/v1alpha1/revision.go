@@ -1,0 +1,12 @@
+package v1alpha1
+
+// Revision numbers the changes to these types that a client writing them
+// relies on: it goes up by one whenever Cluster or Scenario gain a field
+// that pkg/kubesimtest writes. `kubesim version -o json` reports the
+// binary's revision, and kubesimtest refuses a binary whose revision is
+// lower than the one it was compiled with, which would reject or ignore
+// what it writes.
+//
+// 1: `kubesim version -o json` and `kubesim get node-template` exist.
+// 2: Cluster.NodeGroups.
+const Revision = 2
