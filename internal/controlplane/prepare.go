@@ -60,7 +60,6 @@ func writeAPIServerFiles(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	return os.WriteFile(egressConfigFile(d), fmt.Appendf(nil, egressConfig, egressSocket(d)), 0o600)
 }
 
-
 func schedulerConfigFile(d clusterdir.Dir) string { return filepath.Join(d.Path, "scheduler.yaml") }
 
 // schedulerConfig lifts the client's 50 QPS, which caps binding at about
