@@ -1,0 +1,58 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// A cluster made before kubesim kept its format — without etcd's own CA,
+// the dpdb controller's identity and webhook certificate, the explain
+// endpoint's certificate and the ports of both — starts with this kubesim
+// once brought up to date: its pods run, the webhook is registered at its
+// new port, and explain answers.
+func TestClusterOfAnOlderFormatIsUpgradedAtStart(t *testing.T) {
+	e := newEnv(t)
+	e.createCluster("old", "--nodes", "1")
+	e.must("stop", "cluster", "--name", "old")
+
+	dir := e.clusterDir("old")
+	config, err := os.ReadFile(filepath.Join(dir, "cluster.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	config = regexp.MustCompile(`(?m)^\s*(formatVersion|dpdbWebhook|schedulerExplain): \d+\n`).ReplaceAll(config, nil)
+	writeFile(t, filepath.Join(dir, "cluster.yaml"), config)
+	for _, pattern := range []string{"etcd-ca.*", "dpdb-webhook.*", "scheduler-explain.*", "dpdb-controller.*"} {
+		matches, _ := filepath.Glob(filepath.Join(dir, "pki", pattern))
+		for _, m := range matches {
+			if err := os.Remove(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	e.must("start", "cluster", "--name", "old")
+	config, _ = os.ReadFile(filepath.Join(dir, "cluster.yaml"))
+	port := regexp.MustCompile(`(?m)^\s*dpdbWebhook: (\d+)$`).FindSubmatch(config)
+	if !regexp.MustCompile(`(?m)^\s*formatVersion: 1$`).Match(config) || port == nil {
+		t.Fatalf("cluster.yaml after the start:\n%s", config)
+	}
+	client := e.client()
+	createPod(t, client, testPod("after-upgrade"))
+	waitPhase(t, client, "after-upgrade", "Running")
+	hooks, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(hooks.Items) == 0 || len(hooks.Items[0].Webhooks) == 0 {
+		t.Fatalf("webhook configurations: %v", err)
+	}
+	if url := *hooks.Items[0].Webhooks[0].ClientConfig.URL; !regexp.MustCompile(`:` + string(port[1]) + `/`).MatchString(url) {
+		t.Errorf("the dpdb webhook is registered at %s, not at the new port %s", url, port[1])
+	}
+	e.must("explain", "--name", "old", "pod", "after-upgrade")
+}
