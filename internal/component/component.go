@@ -62,6 +62,10 @@ type Component struct {
 	// Identity, if set, is the client the component is to the API server:
 	// a certificate and a kubeconfig are made for it.
 	Identity *Identity
+	// ClientCerts are client certificates of the cluster's CA the
+	// component presents to others than the API server (no kubeconfig is
+	// made for them): the API server's, to kubesim's webhooks.
+	ClientCerts []Identity
 	// Grants are the RBAC roles the API server's bootstrap binds, before
 	// any component starts. They are granted whether or not the cluster
 	// runs the component, as are its CRDs.

@@ -5,8 +5,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/credentials"
 	"github.com/kubesim/kubesim/internal/pki"
 )
 
@@ -51,13 +55,56 @@ rules:
 - level: Metadata
 `
 
-// writeAPIServerFiles writes the API server's audit policy and egress
-// selector configuration.
+// writeAPIServerFiles writes the API server's audit policy, egress
+// selector configuration and admission configuration.
 func writeAPIServerFiles(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	if err := pki.WriteFile(d.AuditPolicy(), []byte(c.Status.AuditPolicy)); err != nil {
 		return err
 	}
+	if err := writeAdmissionConfig(d); err != nil {
+		return err
+	}
 	return os.WriteFile(egressConfigFile(d), fmt.Appendf(nil, egressConfig, egressSocket(d)), 0o600)
+}
+
+// The API server presents its webhook client certificate when it calls
+// validating webhooks: the kubeconfig of the webhook admission plugin
+// names, per host:port called, the credentials to use.
+const admissionConfig = `apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: ValidatingAdmissionWebhook
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: %s
+`
+
+func admissionConfigFile(d clusterdir.Dir) string { return filepath.Join(d.Path, "admission.yaml") }
+func webhookKubeconfigFile(d clusterdir.Dir) string {
+	return filepath.Join(d.Path, "admission-webhook-kubeconfig.yaml")
+}
+
+// writeAdmissionConfig writes the admission configuration and the
+// kubeconfig it names. Its one user is "*", any webhook: the dpdb
+// webhook's port may move while the API server runs (the controller
+// re-registers it), and the API server reads this file only at start. A
+// webhook of the user's is shown the certificate too, which gives it
+// nothing: the key stays here.
+func writeAdmissionConfig(d clusterdir.Dir) error {
+	kubeconfig := clientcmdapi.NewConfig()
+	kubeconfig.AuthInfos["*"] = &clientcmdapi.AuthInfo{
+		ClientCertificate: credentials.Path(d, apiServerWebhookClient.File+".crt"),
+		ClientKey:         credentials.Path(d, apiServerWebhookClient.File+".key"),
+	}
+	data, err := clientcmd.Write(*kubeconfig)
+	if err != nil {
+		return err
+	}
+	if err := pki.WriteFile(webhookKubeconfigFile(d), data); err != nil {
+		return err
+	}
+	return pki.WriteFile(admissionConfigFile(d), fmt.Appendf(nil, admissionConfig, webhookKubeconfigFile(d)))
 }
 
 func schedulerConfigFile(d clusterdir.Dir) string { return filepath.Join(d.Path, "scheduler.yaml") }

@@ -15,11 +15,12 @@ import (
 // to it at start, once, by the upgrades below, so nothing else needs to
 // know what older kubesims left out. Bump it with a new upgrade whenever
 // create starts writing something a start needs.
-const FormatVersion = 1
+const FormatVersion = 2
 
 // upgrades[v] brings a cluster of format v to v+1.
 var upgrades = []func(d clusterdir.Dir, c *v1alpha1.Cluster) error{
 	upgradeFromUnversioned,
+	issueWebhookClient,
 }
 
 // Upgrade brings a cluster made by an older kubesim to FormatVersion,
@@ -82,4 +83,10 @@ func keepFile(field *string, path string) error {
 	}
 	*field = string(data)
 	return err
+}
+
+// issueWebhookClient gives a cluster of format 1 the API server's client
+// certificate for webhooks, which the dpdb webhook now requires.
+func issueWebhookClient(d clusterdir.Dir, _ *v1alpha1.Cluster) error {
+	return credentials.IssueMissing(d, Components())
 }

@@ -29,6 +29,7 @@ func upstreamComponents() []component.Component {
 			GCPercent: "100"},
 		{Name: KubeAPIServer, Args: apiServerArgs, Ready: apiServerServing, Setup: bootstrapThenReady, Prepare: writeAPIServerFiles,
 			Ports:        func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.APIServer} },
+			ClientCerts:  []component.Identity{apiServerWebhookClient},
 			MemoryWeight: 45},
 		{Name: KubeControllerManager, Args: controllerManagerArgs, HeldDuringOutages: true, MemoryWeight: 15,
 			Identity: &controllerManagerIdentity},
@@ -46,6 +47,10 @@ var (
 	controllerManagerIdentity = component.Identity{File: "controller-manager", User: "system:kube-controller-manager"}
 	schedulerIdentity         = component.Identity{File: "scheduler", User: "system:kube-scheduler"}
 )
+
+// apiServerWebhookClient is the certificate the API server presents to
+// webhooks (admissionConfigFile): kubesim's own accept no other caller.
+var apiServerWebhookClient = component.Identity{File: "apiserver-webhook-client", User: credentials.APIServerWebhookClientUser}
 
 func pkiPath(d clusterdir.Dir, file string) string { return credentials.Path(d, file) }
 
@@ -75,6 +80,7 @@ func apiServerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--tls-private-key-file=" + pkiPath(d, credentials.APIServer+".key"),
 		"--authorization-mode=Node,RBAC",
 		"--enable-admission-plugins=NodeRestriction",
+		"--admission-control-config-file=" + admissionConfigFile(d),
 		"--default-not-ready-toleration-seconds=" + tolerationSeconds(c),
 		"--default-unreachable-toleration-seconds=" + tolerationSeconds(c),
 		"--service-account-issuer=https://" + credentials.KubernetesServiceDomain,

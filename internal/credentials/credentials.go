@@ -31,6 +31,10 @@ const (
 	Admin      = "admin"
 )
 
+// APIServerWebhookClientUser is the API server's client certificate's
+// common name when it calls kubesim's own webhooks, which accept no other.
+const APIServerWebhookClientUser = "kubesim:apiserver-webhook-client"
+
 const (
 	adminUser          = "kubesim-admin"
 	systemMastersGroup = "system:masters"
@@ -92,6 +96,9 @@ func Write(d clusterdir.Dir, c *v1alpha1.Cluster, comps []component.Component) e
 	for _, comp := range comps {
 		if comp.Identity != nil {
 			certs[comp.Identity.File] = clientCert(ca, *comp.Identity)
+		}
+		for _, id := range comp.ClientCerts {
+			certs[id.File] = clientCert(ca, id)
 		}
 		for _, sc := range comp.ServingCerts {
 			certs[sc.Name] = servingCert(ca, sc)
@@ -274,7 +281,8 @@ func AdminConfig(d clusterdir.Dir) (*rest.Config, error) {
 // IssueMissing issues, with the cluster's CAs, what a cluster made by an
 // older kubesim lacks of what Write makes today: etcd's own CA and its
 // certificates, the components' client identities and serving
-// certificates. Kubeconfigs are WriteKubeconfigs'.
+// certificates and their other client certificates. Kubeconfigs are
+// WriteKubeconfigs'.
 func IssueMissing(d clusterdir.Dir, comps []component.Component) error {
 	if !Exists(EtcdCAFile(d)) {
 		etcdCA, err := pki.NewCA("kubesim-" + d.Name + "-etcd-ca")
@@ -294,8 +302,14 @@ func IssueMissing(d clusterdir.Dir, comps []component.Component) error {
 	}
 	missing := map[string]issue{}
 	for _, comp := range comps {
-		if id := comp.Identity; id != nil && !Exists(Path(d, id.File+".crt")) {
-			missing[id.File] = clientCert(ca, *id)
+		ids := comp.ClientCerts
+		if comp.Identity != nil {
+			ids = append([]component.Identity{*comp.Identity}, ids...)
+		}
+		for _, id := range ids {
+			if !Exists(Path(d, id.File+".crt")) {
+				missing[id.File] = clientCert(ca, id)
+			}
 		}
 		for _, sc := range comp.ServingCerts {
 			if !Exists(Path(d, sc.Name+".crt")) {

@@ -66,6 +66,9 @@ func componentOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *Options {
 	o.WebhookPort = c.Status.Ports.DPDBWebhook
 	o.WebhookCertFile = credentials.Path(d, webhookCert.Name+".crt")
 	o.WebhookKeyFile = credentials.Path(d, webhookCert.Name+".key")
+	// Only the API server may call it (its kube-apiserver entry issues
+	// the certificate and presents it to webhooks).
+	o.WebhookClientCA = credentials.CAFile(d)
 	return &o
 }
 

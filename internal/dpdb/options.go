@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kubesim/kubesim/internal/credentials"
 )
 
 // Defaults of where the federation's files live in each cluster.
@@ -50,6 +52,12 @@ type Options struct {
 	WebhookService       string
 	WebhookConfiguration string
 	WebhookExtraSANs     []string
+	// WebhookClientCA, if set, makes the webhook require a client
+	// certificate of this CA whose common name is WebhookClientUser: the
+	// API server's, in a kubesim cluster. Without it anyone who reaches
+	// the port may ask for evictions (and take the federation's lock).
+	WebhookClientCA   string
+	WebhookClientUser string
 }
 
 // DefaultOptions are the controller's defaults.
@@ -60,7 +68,8 @@ func DefaultOptions() Options {
 		ProbeInterval:    2 * time.Second,
 		Workers:          4,
 		// Inside a kubesim cluster the API server calls it on loopback.
-		WebhookAddress: "127.0.0.1",
+		WebhookAddress:    "127.0.0.1",
+		WebhookClientUser: credentials.APIServerWebhookClientUser,
 	}
 }
 
@@ -81,6 +90,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.WebhookConfiguration, "webhook-configuration", o.WebhookConfiguration,
 		"ValidatingWebhookConfiguration whose dpdb webhooks get the made certificate's CA as caBundle")
 	fs.StringSliceVar(&o.WebhookExtraSANs, "webhook-extra-san", o.WebhookExtraSANs, "more DNS names or IP addresses for the made certificate")
+	fs.StringVar(&o.WebhookClientCA, "webhook-client-ca", o.WebhookClientCA,
+		"CA of the API server's client certificate: callers without one of it (and of --webhook-client-user) are refused (empty: any caller is served)")
+	fs.StringVar(&o.WebhookClientUser, "webhook-client-user", o.WebhookClientUser, "common name of the API server's client certificate, with --webhook-client-ca")
 }
 
 // Validate checks the options; each error names its flag.
@@ -121,7 +133,9 @@ func (o *Options) validateWebhook() error {
 	files := o.WebhookCertFile != "" || o.WebhookKeyFile != ""
 	selfManaged := o.WebhookService != "" || o.WebhookConfiguration != "" || len(o.WebhookExtraSANs) > 0
 	switch {
-	case o.WebhookPort == 0 && (files || selfManaged):
+	case o.WebhookClientCA != "" && o.WebhookClientUser == "":
+		return fmt.Errorf("--webhook-client-user: required with --webhook-client-ca")
+	case o.WebhookPort == 0 && (files || selfManaged || o.WebhookClientCA != ""):
 		return fmt.Errorf("--webhook-port: required with the other --webhook-* flags")
 	case o.WebhookPort == 0:
 		return nil

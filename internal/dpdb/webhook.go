@@ -3,12 +3,14 @@ package dpdb
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -90,6 +92,10 @@ func (wh *webhook) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	tlsConfig, err := wh.opts.webhookTLS(cert)
+	if err != nil {
+		return err
+	}
 	var ready atomic.Bool
 	mux := http.NewServeMux()
 	mux.HandleFunc(WebhookPath, wh.handleEviction)
@@ -100,7 +106,7 @@ func (wh *webhook) serve(ctx context.Context) error {
 	})
 	srv := &http.Server{
 		Handler:           mux,
-		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		TLSConfig:         tlsConfig,
 		ReadHeaderTimeout: 5 * time.Second,
 	}
 	l, err := net.Listen("tcp", net.JoinHostPort(wh.opts.WebhookAddress, strconv.Itoa(wh.opts.WebhookPort)))
@@ -118,6 +124,38 @@ func (wh *webhook) serve(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// webhookTLS is the webhook's TLS configuration: serving cert and, with
+// WebhookClientCA, requiring a client certificate of that CA for
+// WebhookClientUser — the API server's — so that no other process can
+// ask for evictions and take the federation's lock. A caller without one
+// is refused in the handshake.
+func (o *Options) webhookTLS(cert tls.Certificate) (*tls.Config, error) {
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if o.WebhookClientCA == "" {
+		return cfg, nil
+	}
+	caPEM, err := os.ReadFile(o.WebhookClientCA)
+	if err != nil {
+		return nil, fmt.Errorf("--webhook-client-ca: %w", err)
+	}
+	cas := x509.NewCertPool()
+	if !cas.AppendCertsFromPEM(caPEM) {
+		return nil, fmt.Errorf("--webhook-client-ca: %s holds no PEM certificate", o.WebhookClientCA)
+	}
+	cfg.ClientAuth, cfg.ClientCAs = tls.RequireAndVerifyClientCert, cas
+	user := o.WebhookClientUser
+	cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 {
+			return errors.New("no client certificate")
+		}
+		if cn := cs.PeerCertificates[0].Subject.CommonName; cn != user {
+			return fmt.Errorf("client %q is not the API server (%q)", cn, user)
+		}
+		return nil
+	}
+	return cfg, nil
 }
 
 func (wh *webhook) handleEviction(w http.ResponseWriter, r *http.Request) {

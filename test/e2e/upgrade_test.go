@@ -14,7 +14,8 @@ import (
 
 // A cluster made before kubesim kept its format — without etcd's own CA,
 // the dpdb controller's identity and webhook certificate, the explain
-// endpoint's certificate and the ports of both — starts with this kubesim
+// endpoint's certificate and the ports of both, the API server's webhook
+// client certificate — starts with this kubesim
 // once brought up to date: its pods run, the webhook is registered at its
 // new port, and explain answers.
 func TestClusterOfAnOlderFormatIsUpgradedAtStart(t *testing.T) {
@@ -29,7 +30,7 @@ func TestClusterOfAnOlderFormatIsUpgradedAtStart(t *testing.T) {
 	}
 	config = regexp.MustCompile(`(?m)^\s*(formatVersion|dpdbWebhook|schedulerExplain): \d+\n`).ReplaceAll(config, nil)
 	writeFile(t, filepath.Join(dir, "cluster.yaml"), config)
-	for _, pattern := range []string{"etcd-ca.*", "dpdb-webhook.*", "scheduler-explain.*", "dpdb-controller.*"} {
+	for _, pattern := range []string{"etcd-ca.*", "dpdb-webhook.*", "scheduler-explain.*", "dpdb-controller.*", "apiserver-webhook-client.*"} {
 		matches, _ := filepath.Glob(filepath.Join(dir, "pki", pattern))
 		for _, m := range matches {
 			if err := os.Remove(m); err != nil {
@@ -41,7 +42,7 @@ func TestClusterOfAnOlderFormatIsUpgradedAtStart(t *testing.T) {
 	e.must("start", "cluster", "--name", "old")
 	config, _ = os.ReadFile(filepath.Join(dir, "cluster.yaml"))
 	port := regexp.MustCompile(`(?m)^\s*dpdbWebhook: (\d+)$`).FindSubmatch(config)
-	if !regexp.MustCompile(`(?m)^\s*formatVersion: 1$`).Match(config) || port == nil {
+	if !regexp.MustCompile(`(?m)^\s*formatVersion: 2$`).Match(config) || port == nil {
 		t.Fatalf("cluster.yaml after the start:\n%s", config)
 	}
 	client := e.client()
