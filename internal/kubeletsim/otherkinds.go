@@ -99,6 +99,9 @@ func (o *otherKinds) start(gk schema.GroupKind, lifecycle *stage.Lifecycle) (*ot
 		o.mapper.Reset() // a CRD may have arrived since discovery was cached
 		mapping, err = o.mapper.RESTMapping(gk)
 	}
+	if meta.IsNoMatchError(err) {
+		return nil, &kindNotServed{kind: gk, err: err}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("stages for kind %s: %w", gk, err)
 	}
@@ -199,4 +202,34 @@ func (k *otherKind) remove(ctx context.Context, obj runtime.Object) error {
 		return nil
 	}
 	return err
+}
+
+// kindNotServed is a kind stages name that the API server does not serve:
+// no CRD defines it, or not yet.
+type kindNotServed struct {
+	kind schema.GroupKind
+	err  error
+}
+
+func (e *kindNotServed) Error() string {
+	return fmt.Sprintf("stages for kind %s: the API server serves no such kind (%v)", e.kind, e.err)
+}
+
+func (e *kindNotServed) Unwrap() error { return e.err }
+
+// kindsNotServed are the kinds err (from update) says are not served, each
+// with its error.
+func kindsNotServed(err error) map[schema.GroupKind]error {
+	errs := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = joined.Unwrap()
+	}
+	out := map[schema.GroupKind]error{}
+	for _, e := range errs {
+		var ns *kindNotServed
+		if errors.As(e, &ns) {
+			out[ns.kind] = ns
+		}
+	}
+	return out
 }

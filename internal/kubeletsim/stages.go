@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
@@ -32,6 +34,9 @@ type stageWatcher struct {
 	queue    workqueue.TypedRateLimitingInterface[string]
 
 	invalid reportedVersions
+	// unserved notes the Stages reported for naming a kind the API server
+	// does not serve, by generation.
+	unserved reportedVersions
 }
 
 const rebuildKey = "stages"
@@ -43,8 +48,7 @@ func newStageWatcher(factory dynamicinformer.DynamicSharedInformerFactory, built
 		informer: factory.ForResource(v1alpha1.StagesResource).Informer(),
 		recorder: recorder,
 		apply:    apply,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 30*time.Second),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(newStageRetries(),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "stages"}),
 	}
 	_, err := w.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -66,7 +70,8 @@ func (w *stageWatcher) run(ctx context.Context) {
 			return
 		}
 		if err := w.apply(w.stages()); err != nil {
-			klog.ErrorS(err, "applying stages; retrying")
+			klog.ErrorS(err, "applying stages; retrying", "retries", w.queue.NumRequeues(key)+1)
+			w.warnUnservedKinds(err)
 			w.queue.AddRateLimited(key)
 		} else {
 			w.queue.Forget(key)
@@ -115,6 +120,40 @@ func (w *stageWatcher) warnOnce(u *unstructured.Unstructured, err error) {
 	}
 	klog.ErrorS(err, "stage left out", "stage", u.GetName())
 	w.recorder.Event(u, corev1.EventTypeWarning, "StageInvalid", err.Error())
+}
+
+// newStageRetries spaces the retries of applying the stages: doubling
+// from a second up to stageRetryCap. A Stage may name a kind whose CRD
+// never comes; each retry looks again (discovery is reset), so a CRD that
+// comes later is still picked up, within stageRetryCap.
+func newStageRetries() workqueue.TypedRateLimiter[string] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, stageRetryCap)
+}
+
+const stageRetryCap = 2 * time.Minute
+
+// warnUnservedKinds tells each Stage naming a kind the API server does
+// not serve (err, from apply), with a StageKindNotServed Warning Event on
+// it, once per generation of the Stage.
+func (w *stageWatcher) warnUnservedKinds(err error) {
+	unserved := kindsNotServed(err)
+	if len(unserved) == 0 {
+		return
+	}
+	for _, obj := range w.informer.GetStore().List() {
+		u := obj.(*unstructured.Unstructured)
+		s := &v1alpha1.Stage{}
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, s) != nil {
+			continue
+		}
+		group, kind := stage.RefGroupKind(s.Spec.ResourceRef)
+		kindErr, ok := unserved[schema.GroupKind{Group: group, Kind: kind}]
+		if !ok || !w.unserved.first(u.GetName(), string(u.GetUID())+"/"+strconv.FormatInt(u.GetGeneration(), 10)) {
+			continue
+		}
+		w.recorder.Event(u, corev1.EventTypeWarning, "StageKindNotServed",
+			kindErr.Error()+"; looked for again, less often each time, so a CRD for it applied later is picked up")
+	}
 }
 
 // stageObject is the Stage object st was compiled from, or orElse for a

@@ -64,14 +64,7 @@ func TestDPDBWebhookServesOnlyAPIServer(t *testing.T) {
 
 	// The API server's calls are still answered: the webhook refuses an
 	// eviction over budget, then admits one within it.
-	e.apply(dpdbWorkload("web", "default", 2) + `---
-apiVersion: policy.kubesim.io/v1alpha1
-kind: DistributedPodDisruptionBudget
-metadata: {name: web}
-spec:
-  selector: {matchLabels: {app: web}}
-  minAvailable: 2
-`)
+	e.apply(dpdbFor("web", 2, "minAvailable: 2"))
 	waitPods(t, client, "app=web", 2)
 	waitAllowed(t, client, dyn, "default", "web", 0)
 	pod := runningPods(t, client, "app=web")[0]

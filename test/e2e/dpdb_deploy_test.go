@@ -48,14 +48,7 @@ func TestDPDBControllerDeployed(t *testing.T) {
 	}
 	e.kubectl("apply", "-k", filepath.Join("..", "..", "deploy", "dpdb"))
 	client, dyn := e.client(), dpdbClient(t, e.kubeconfig)
-	e.apply(dpdbWorkload("web", "default", 2) + `---
-apiVersion: policy.kubesim.io/v1alpha1
-kind: DistributedPodDisruptionBudget
-metadata: {name: web}
-spec:
-  selector: {matchLabels: {app: web}}
-  maxUnavailable: 50%
-`)
+	e.apply(dpdbFor("web", 2, "maxUnavailable: 50%"))
 	waitPods(t, client, "app=web", 2)
 
 	// A Service cannot lead to a process on this machine, so the webhooks

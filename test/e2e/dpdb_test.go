@@ -38,6 +38,19 @@ spec:
 `, name, ns, n)
 }
 
+// dpdbFor is dpdbWorkload with a DPDB of the same name in the default
+// namespace over its pods, its budget budget ("minAvailable: 1", say).
+func dpdbFor(name string, n int, budget string) string {
+	return dpdbWorkload(name, "default", n) + fmt.Sprintf(`---
+apiVersion: policy.kubesim.io/v1alpha1
+kind: DistributedPodDisruptionBudget
+metadata: {name: %[1]s}
+spec:
+  selector: {matchLabels: {app: %[1]s}}
+  %[2]s
+`, name, budget)
+}
+
 // dpdbClient reads DPDBs.
 func dpdbClient(t *testing.T, kubeconfig string) dynamic.Interface {
 	t.Helper()
@@ -236,14 +249,7 @@ func TestDPDBWebhookFollowsPort(t *testing.T) {
 	e := newEnv(t)
 	e.createCluster("dpdbport", "--nodes", "1")
 	client, dyn := e.client(), dpdbClient(t, e.kubeconfig)
-	e.apply(dpdbWorkload("web", "default", 2) + `---
-apiVersion: policy.kubesim.io/v1alpha1
-kind: DistributedPodDisruptionBudget
-metadata: {name: web}
-spec:
-  selector: {matchLabels: {app: web}}
-  minAvailable: 1
-`)
+	e.apply(dpdbFor("web", 2, "minAvailable: 1"))
 	waitPods(t, client, "app=web", 2)
 	waitAllowed(t, client, dyn, "default", "web", 1)
 	webhookURL := func() string {

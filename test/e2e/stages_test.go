@@ -268,36 +268,7 @@ spec:
 				t.Errorf("before any Stage names them, the simulator may delete %s: %q", resource, got)
 			}
 		}
-		e.apply(`
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
-spec:
-  group: example.com
-  names: {kind: Widget, plural: widgets, singular: widget}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
----
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata: {name: widget-ready}
-spec:
-  resourceRef: {apiGroup: example.com, kind: Widget}
-  selector:
-    matchExpressions: [{key: '.status.ready', operator: DoesNotExist}]
-  next:
-    statusTemplate: |
-      ready: true
-      size: {{ .spec.size }}
----
+		e.apply(crdManifest("Widget", "widgets") + "---\n" + readyStage("widget-ready", "Widget", "size: {{ .spec.size }}") + `---
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
 metadata: {name: service-load-balancer}
@@ -320,15 +291,7 @@ spec:
 			`{"spec":{"next":{"statusTemplate":"loadBalancer:\n  ingress:\n  - ip: 192.0.2.20\n"}}}`)
 		e.kubectl("create", "service", "loadbalancer", "api", "--tcp=443:443")
 		waitIngress(t, client, "api", "192.0.2.20")
-		// The CRD may still be settling: apply until the kind is served.
-		eventually(t, 30*time.Second, "widget created", func() error {
-			f := filepath.Join(t.TempDir(), "widget.yaml")
-			writeFile(t, f, []byte("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1, namespace: default}\nspec: {size: 3}\n"))
-			if r := e.run("kubectl", "--name", e.cluster, "apply", "-f", f); r.code != 0 {
-				return errors.New(r.stderr)
-			}
-			return nil
-		})
+		e.applyServed("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1, namespace: default}\nspec: {size: 3}\n")
 		eventually(t, 30*time.Second, "widget ready", func() error {
 			out := e.kubectl("get", "widget", "w1", "-o", "jsonpath={.status.ready}/{.status.size}").stdout
 			if out != "true/3" {
@@ -598,4 +561,57 @@ func readyHeartbeat(n *corev1.Node) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// crdManifest is a namespaced CustomResourceDefinition of kind in
+// example.com/v1, with a status subresource and any fields.
+func crdManifest(kind, plural string) string {
+	return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: %[2]s.example.com}
+spec:
+  group: example.com
+  names: {kind: %[1]s, plural: %[2]s, singular: %[3]s}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+`, kind, plural, strings.ToLower(kind))
+}
+
+// applyServed applies an object of a kind whose CRD may still be
+// settling: until the kind is served.
+func (e *env) applyServed(manifest string) {
+	e.t.Helper()
+	eventually(e.t, 30*time.Second, "applying an object of a new kind", func() error {
+		f := filepath.Join(e.t.TempDir(), "object.yaml")
+		writeFile(e.t, f, []byte(manifest))
+		if r := e.run("kubectl", "--name", e.cluster, "apply", "-f", f); r.code != 0 {
+			return errors.New(r.stderr)
+		}
+		return nil
+	})
+}
+
+// readyStage is a Stage named name that sets status.ready, and the status
+// fields more, on objects of kind in example.com that lack it.
+func readyStage(name, kind, more string) string {
+	return fmt.Sprintf(`apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: %s}
+spec:
+  resourceRef: {apiGroup: example.com, kind: %s}
+  selector:
+    matchExpressions: [{key: '.status.ready', operator: DoesNotExist}]
+  next:
+    statusTemplate: |
+      ready: true
+      %s
+`, name, kind, more)
 }
