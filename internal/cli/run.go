@@ -22,9 +22,12 @@ func newRunCommand() *cobra.Command {
 		Short: "Run scenario files: make a cluster, run the steps, check the assertions, report",
 		Long: "Run kubesim.io/v1alpha1 Scenario files in turn, each on a fresh cluster deleted after it\n" +
 			"(--keep leaves it; --cluster runs on an existing one). Exits 0 only if every step and\n" +
-			"assertion passed.",
+			"assertion passed. Each step is bounded by its timeout; --timeout bounds the whole run.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
+			if o.Timeout < 0 {
+				return fmt.Errorf("--timeout %s: must be a positive duration such as 30m", o.Timeout)
+			}
 			o.Set = map[string]string{}
 			for _, kv := range set {
 				k, v, ok := strings.Cut(kv, "=")
@@ -52,6 +55,7 @@ func newRunCommand() *cobra.Command {
 	fl.StringArrayVar(&set, "set", nil, "override a parameter: name=value (repeatable)")
 	fl.StringVar(&o.JUnit, "junit", "", "write JUnit XML here (a test case per assertion)")
 	fl.StringVar(&o.Report, "report", "", "write a self-contained HTML report here")
+	fl.DurationVar(&o.Timeout, "timeout", 0, "bound the whole run, e.g. 30m: the step then running fails, the rest are not run, clusters are deleted (default: no bound; each step has its own timeout)")
 	fl.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig the clusters' contexts are written to (default $KUBECONFIG or ~/.kube/config)")
 	return cmd
 }

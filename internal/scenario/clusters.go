@@ -179,8 +179,12 @@ func (t *target) makeNodes(ctx context.Context) error {
 		}
 		names = append(names, made...)
 	}
-	return t.waitNodesReady(ctx, names, 3*time.Minute)
+	return t.waitNodesReady(ctx, names, nodesTimeout)
 }
+
+// nodesTimeout bounds making a cluster's nodes, and a scale step of a node
+// group that gives no timeout.
+const nodesTimeout = 3 * time.Minute
 
 // scaleGroup makes the group have count nodes; it returns their names.
 func (t *target) scaleGroup(ctx context.Context, g *v1alpha1.NodeGroup, count int) ([]string, error) {
@@ -229,12 +233,18 @@ func (t *target) until(ctx context.Context, timeout time.Duration, cond func() (
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("not after %s: %s", timeout, state)
+			return &timeoutReport{fmt.Sprintf("not after %s: %s", timeout, state)}
 		case <-t.changed:
 		case <-tick.C:
 		}
 	}
 }
+
+// timeoutReport is a step's own word that its timeout passed, saying what
+// it waited for; the runner keeps it (runStep).
+type timeoutReport struct{ msg string }
+
+func (e *timeoutReport) Error() string { return e.msg }
 
 // nodes resolves a NodeRef to node names.
 func (t *target) nodes(ctx context.Context, ref v1alpha1.NodeRef) ([]string, error) {

@@ -32,12 +32,21 @@ type Options struct {
 	Terminal bool
 	// JUnit and Report are files to write, if set.
 	JUnit, Report string
+	// Timeout, if not zero, bounds the whole run (--timeout): the step
+	// running when it passes fails, the rest are not run, and the
+	// clusters are deleted all the same.
+	Timeout time.Duration
 }
 
 // Run loads every file first (so a bad one stops everything before a
 // cluster is made), runs each scenario in turn, and writes the reports.
 // It returns an error if any step failed.
 func Run(ctx context.Context, files []string, o Options) ([]*result.Scenario, error) {
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, &runTimeout{after: o.Timeout})
+		defer cancel()
+	}
 	used := map[string]bool{}
 	var loaded []*File
 	for _, f := range files {
@@ -91,6 +100,9 @@ func Run(ctx context.Context, files []string, o Options) ([]*result.Scenario, er
 	}
 	if err := errors.Join(errs...); err != nil {
 		return results, err
+	}
+	if rt := runTimedOut(ctx); rt != nil {
+		return results, fmt.Errorf("%w; clusters cleaned up", rt)
 	}
 	if ctx.Err() != nil {
 		return results, errors.New("interrupted; clusters cleaned up")
@@ -230,12 +242,9 @@ func (r *runner) step(ctx context.Context, s *v1alpha1.Step, suffix string) bool
 	r.result.Steps = append(r.result.Steps, sr)
 	r.term.StepStarted(sr)
 	t := r.targets[s.Cluster]
-	timeout := time.Minute
-	if s.Timeout != nil {
-		timeout = s.Timeout.Duration
-	}
+	label := fmt.Sprintf("step %d %q (%s)", len(r.result.Steps), name, k.name)
 	started := time.Now()
-	detail, err := k.do(&stepRun{ctx: ctx, r: r, t: t, step: s, result: sr, timeout: timeout})
+	detail, err := runStep(ctx, k, &stepRun{r: r, t: t, step: s, result: sr, timeout: k.timeoutOf(s)}, label)
 	sr.Duration = time.Since(started)
 	sr.Detail = detail
 	if err != nil {
@@ -248,10 +257,73 @@ func (r *runner) step(ctx context.Context, s *v1alpha1.Step, suffix string) bool
 		if k.picture != nil {
 			key = k.picture(s)
 		}
-		v := t.view(ctx)
+		pictureCtx := ctx
+		if runTimedOut(ctx) != nil {
+			// The run's time is up, but the picture of where it stopped
+			// is worth a few seconds more.
+			var cancel context.CancelFunc
+			pictureCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), pictureTimeout)
+			defer cancel()
+		}
+		v := t.view(pictureCtx)
 		sr.Placement = v.placement(key)
 		sr.Explanations = v.explainPending(maxExplained)
 	}
 	r.term.StepDone(r.result, sr)
 	return !sr.Failed()
+}
+
+// pictureTimeout bounds the picture of a step the run's --timeout stopped.
+const pictureTimeout = 10 * time.Second
+
+// errStepTimedOut is the cause of a step's context ending at its timeout.
+var errStepTimedOut = errors.New("step timed out")
+
+// runStep runs a step's kind under the step's timeout (x.timeout), on a
+// context of its own. A step that runs out fails with one line saying so:
+// label (which step) and how long it ran, or, when the run's --timeout
+// ended it, the run's timeout. A kind that reports its own timeout (a
+// wait's "not after 60s: …", which says what it waited for) keeps its
+// words; a step interrupted by Ctrl-C keeps its error.
+func runStep(ctx context.Context, k *stepKind, x *stepRun, label string) (string, error) {
+	stepCtx, cancel := context.WithTimeoutCause(ctx, x.timeout, errStepTimedOut)
+	defer cancel()
+	x.ctx = stepCtx
+	started := time.Now()
+	detail, err := k.do(x)
+	if err == nil {
+		return detail, nil
+	}
+	took := roundDuration(time.Since(started))
+	if rt := runTimedOut(ctx); rt != nil {
+		return detail, fmt.Errorf("%s: stopped by the run's --timeout %s, %s into the step", label, rt.after, took)
+	}
+	var own *timeoutReport
+	if ctx.Err() == nil && context.Cause(stepCtx) == errStepTimedOut && !errors.As(err, &own) {
+		return detail, fmt.Errorf("%s: timed out after %s (timeout: %s)", label, took, x.timeout)
+	}
+	return detail, err
+}
+
+// roundDuration rounds how long a step ran for its message: to a tenth of
+// a second, or to the millisecond under a second.
+func roundDuration(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(100 * time.Millisecond)
+}
+
+// runTimeout is the cause of a run's context ending at --timeout.
+type runTimeout struct{ after time.Duration }
+
+func (e *runTimeout) Error() string { return fmt.Sprintf("--timeout %s ran out", e.after) }
+
+// runTimedOut is the run's timeout if it is what ended ctx, else nil.
+func runTimedOut(ctx context.Context) *runTimeout {
+	var rt *runTimeout
+	if ctx.Err() != nil && errors.As(context.Cause(ctx), &rt) {
+		return rt
+	}
+	return nil
 }

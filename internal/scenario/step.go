@@ -29,9 +29,28 @@ type stepKind struct {
 	// check: the step is itself a check (a wait), so reports count it as
 	// a test case even when it passes.
 	check bool
+	// timeout, if set, is the kind's own default timeout for a step that
+	// gives none; else it is defaultStepTimeout.
+	timeout func(*v1alpha1.Step) time.Duration
 }
 
 func (k *stepKind) fieldName() string { return k.name }
+
+// defaultStepTimeout bounds a step that gives no timeout, unless its kind
+// has a default of its own (README, Scenarios, states each).
+const defaultStepTimeout = time.Minute
+
+// timeoutOf is how long a step may run: its timeout, else its kind's
+// default, else defaultStepTimeout.
+func (k *stepKind) timeoutOf(s *v1alpha1.Step) time.Duration {
+	switch {
+	case s.Timeout != nil:
+		return s.Timeout.Duration
+	case k.timeout != nil:
+		return k.timeout(s)
+	}
+	return defaultStepTimeout
+}
 
 // stepKinds are the actions a step can take.
 var stepKinds = union[v1alpha1.Step, *stepKind]{noun: "action", whole: "step", split: "split it into several steps"}
@@ -50,7 +69,8 @@ const (
 	onItsSteps
 )
 
-// stepRun is one step as it runs: what a kind's do works with.
+// stepRun is one step as it runs: what a kind's do works with. Its ctx
+// ends at the step's timeout (runStep).
 type stepRun struct {
 	ctx     context.Context
 	r       *runner

@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/descheduler"
@@ -20,10 +21,15 @@ func init() {
 			_, err := descheduler.ResolvePolicy(s.Deschedule.Policy, s.Deschedule.Profiles, policyFields)
 			return err
 		},
+		// A cycle lists every pod and node and evicts at the API's pace.
+		timeout: func(*v1alpha1.Step) time.Duration { return descheduleTimeout },
 		do:      func(x *stepRun) (string, error) { return x.t.deschedule(x.ctx, x.step.Deschedule) },
 		picture: zoneGrouping,
 	})
 }
+
+// descheduleTimeout bounds a deschedule step that gives no timeout.
+const descheduleTimeout = 3 * time.Minute
 
 // policyFields name a deschedule step's fields in the descheduler's messages.
 var policyFields = descheduler.PolicyFields{Policy: "policy", Profiles: "profiles"}

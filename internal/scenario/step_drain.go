@@ -119,11 +119,15 @@ func (t *target) drain(ctx context.Context, s *v1alpha1.DrainStep, timeout time.
 		if left == 0 {
 			break
 		}
+		notDone := &timeoutReport{fmt.Sprintf("drain did not complete in %s: %s (%s)", timeout, summary, firstValue(refused))}
 		if time.Now().After(deadline) {
-			return summary, fmt.Errorf("drain did not complete in %s: %s (%s)", timeout, summary, firstValue(refused))
+			return summary, notDone
 		}
 		select {
 		case <-ctx.Done():
+			if context.Cause(ctx) == errStepTimedOut {
+				return summary, notDone
+			}
 			return summary, ctx.Err()
 		case <-retry.C:
 		}

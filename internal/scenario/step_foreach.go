@@ -8,7 +8,7 @@ import (
 
 // A foreach is expanded when the file is read (parse.go): its Iterations
 // are its steps once per value, which the runner runs in turn. It acts on
-// no cluster itself; its cluster and name are its steps' defaults.
+// no cluster itself; its cluster, name and timeout are its steps' defaults.
 func init() {
 	stepKinds.register(&stepKind{
 		name:  "foreach",
@@ -21,6 +21,9 @@ func init() {
 				}
 				if inner.Name == "" {
 					inner.Name = s.Name
+				}
+				if inner.Timeout == nil {
+					inner.Timeout = s.Timeout
 				}
 			}
 			setStepDefaults(s.Foreach.Steps, dir)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 )
@@ -27,6 +28,9 @@ func init() {
 	})
 }
 
+// kubectlWaitDelay is how long a killed kubectl's output may stay open.
+const kubectlWaitDelay = 2 * time.Second
+
 // kubectl runs kubesim's embedded kubectl in a child process (kubectl
 // exits its process on an error).
 func (t *target) kubectl(ctx context.Context, home string, args []string) (string, error) {
@@ -36,6 +40,9 @@ func (t *target) kubectl(ctx context.Context, home string, args []string) (strin
 	}
 	cmd := exec.CommandContext(ctx, self, append([]string{"kubectl", "--name", t.name}, args...)...)
 	cmd.Env = append(os.Environ(), "KUBESIM_HOME="+home)
+	// At the step's timeout the child is killed; what it started (a
+	// plugin) may hold its output open, so stop waiting for that soon.
+	cmd.WaitDelay = kubectlWaitDelay
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("kubectl %s: %v: %s", strings.Join(args, " "), err, oneLine(string(out)))

@@ -25,6 +25,12 @@ func init() {
 			}
 			return nil
 		},
+		timeout: func(s *v1alpha1.Step) time.Duration {
+			if s.Scale.NodeGroup != nil {
+				return nodesTimeout // making nodes, as setting up a cluster does
+			}
+			return defaultStepTimeout
+		},
 		do: func(x *stepRun) (string, error) { return x.t.scale(x.ctx, x.step.Scale, x.timeout) },
 	})
 }

@@ -16,6 +16,9 @@ func init() {
 			}
 			return nil
 		},
+		// A sleep ends on its own: by default it may run a minute past
+		// its duration. Given a shorter timeout, it fails at the timeout.
+		timeout: func(s *v1alpha1.Step) time.Duration { return s.Sleep.Duration + defaultStepTimeout },
 		do: func(x *stepRun) (string, error) {
 			select {
 			case <-time.After(x.step.Sleep.Duration):

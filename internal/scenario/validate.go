@@ -111,8 +111,7 @@ func validateSteps(steps []v1alpha1.Step, path string, clusters clusterNames) er
 		if err := validateStepCluster(s, k, clusters); err != nil {
 			return errAt(s.Line, "%s.%s", at, err)
 		}
-		// A step on named clusters waits on none: its timeout goes unused.
-		if k.scope != onNamedClusters && s.Timeout != nil && s.Timeout.Duration <= 0 {
+		if s.Timeout != nil && s.Timeout.Duration <= 0 {
 			return errAt(s.Line, "%s.timeout: must be a positive duration such as 30s", at)
 		}
 		if k.validate != nil {

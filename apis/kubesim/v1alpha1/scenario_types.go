@@ -74,7 +74,9 @@ type Step struct {
 	Cluster string `json:"cluster,omitempty"`
 	// ContinueOnError records the step's failure and goes on.
 	ContinueOnError bool `json:"continueOnError,omitempty"`
-	// Timeout bounds waits, drains and evictions (default 60s).
+	// Timeout bounds the step: it is stopped and fails when it runs out
+	// (default 60s; a sleep's is its duration plus 60s, a deschedule's
+	// and a node group scale's 3m).
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
 	Apply      *ApplyStep       `json:"apply,omitempty"`
