@@ -130,7 +130,7 @@ func (d Dir) ComponentKubeconfig(component string) string {
 func (d Dir) LockFile() string { return filepath.Join(d.Path, "supervisor.lock") }
 
 // OperationLockFile is held by a kubesim command while it starts, stops,
-// deletes or restores the cluster.
+// deletes, restores or scales the cluster.
 func (d Dir) OperationLockFile() string { return filepath.Join(d.Path, "operation.lock") }
 
 // StartedFile exists while every component of the cluster has been
