@@ -133,6 +133,10 @@ func (d Dir) LockFile() string { return filepath.Join(d.Path, "supervisor.lock")
 // deletes, restores or scales the cluster.
 func (d Dir) OperationLockFile() string { return filepath.Join(d.Path, "operation.lock") }
 
+// UserKubeconfigFile holds the path of the user's kubeconfig that create
+// or the last start merged the cluster's context into.
+func (d Dir) UserKubeconfigFile() string { return filepath.Join(d.Path, "user-kubeconfig") }
+
 // StartedFile exists while every component of the cluster has been
 // started; the supervisor writes it once they are, and removes it on stop.
 func (d Dir) StartedFile() string { return filepath.Join(d.Path, "started") }
