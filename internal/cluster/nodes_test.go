@@ -1,10 +1,8 @@
 package cluster
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/scale"
@@ -42,31 +40,5 @@ func TestGroupList(t *testing.T) {
 	}
 	if got := groupList(nil); !strings.HasPrefix(got, "it has only the unnamed group") {
 		t.Errorf("groupList of none: %s", got)
-	}
-}
-
-// scale node takes the cluster's operation lock as start and stop do: it
-// waits, saying so, for another command working on the cluster (another
-// scale among them), or gives up when told to; it does not scale meanwhile.
-func TestScaleNodesWaitsForAnotherOperation(t *testing.T) {
-	p, out := testProvider(t)
-	d := newTestCluster(t, p, "blue")
-	unlock, err := p.lockOperation(context.Background(), d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	if err := p.ScaleNodes(ctx, "blue", scale.Options{Replicas: 3}); err == nil || !strings.Contains(err.Error(), "gave up waiting for another kubesim command") {
-		t.Errorf("scale while another command works on the cluster: %v", err)
-	}
-	if !strings.Contains(out.String(), `Waiting for another kubesim command working on cluster "blue"`) {
-		t.Errorf("the wait is not told: %q", out)
-	}
-	// Once the other command is done, the scale goes on (here to find the
-	// cluster stopped).
-	time.AfterFunc(100*time.Millisecond, unlock)
-	if err := p.ScaleNodes(context.Background(), "blue", scale.Options{Replicas: 3}); err == nil || !strings.Contains(err.Error(), "is stopped") {
-		t.Errorf("scale after the lock is released: %v", err)
 	}
 }
