@@ -101,6 +101,9 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 	if err := writeClusterFiles(d, c); err != nil {
 		return err
 	}
+	if err := p.recordKubeconfig(d); err != nil {
+		return err
+	}
 	if opts.OwnerPID != 0 {
 		if err := owner.Write(d); err != nil {
 			return err

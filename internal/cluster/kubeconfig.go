@@ -48,11 +48,7 @@ func (p *Provider) useContext(d clusterdir.Dir) error {
 	if err != nil {
 		return err
 	}
-	admin, err := credentials.AdminKubeconfig(d, c)
-	if err != nil {
-		return err
-	}
-	ours, err := clientcmd.Write(*admin)
+	ours, err := credentials.AdminContext(d, c)
 	if err != nil {
 		return err
 	}
@@ -62,6 +58,13 @@ func (p *Provider) useContext(d clusterdir.Dir) error {
 	}
 	p.logf("Set kubectl context to %q", name)
 	return nil
+}
+
+// recordKubeconfig keeps, with the cluster, the user's kubeconfig its
+// context is merged into, so that its supervisor can follow a move of the
+// API server's port there.
+func (p *Provider) recordKubeconfig(d clusterdir.Dir) error {
+	return credentials.RecordUserKubeconfig(d, p.UserKubeconfig())
 }
 
 // removeContext takes a cluster's context out of the user's kubeconfig;

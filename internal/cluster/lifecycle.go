@@ -31,6 +31,9 @@ func (p *Provider) Start(ctx context.Context, name string, wait time.Duration) e
 		if err := supervisor.Disown(d); err != nil {
 			return err
 		}
+		if err := p.recordKubeconfig(d); err != nil {
+			return err
+		}
 		p.logf("Starting cluster %q ...", name)
 		started := time.Now()
 		if err := supervisor.Launch(ctx, p.Home, d, wait); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/scale"
 )
 
 func testProvider(t *testing.T) (*Provider, *strings.Builder) {
@@ -72,8 +73,9 @@ func TestRecoverEtcdAfterACrashAnywhereInARestore(t *testing.T) {
 	}
 }
 
-// One command at a time changes a cluster: another waits, or gives up
-// when told to; one that waited on a delete finds the cluster gone.
+// One command at a time changes a cluster (a scale of its nodes among
+// them): another waits, or gives up when told to; one that waited on a
+// delete finds the cluster gone.
 func TestOperationsOnAClusterDoNotOverlap(t *testing.T) {
 	p, out := testProvider(t)
 	d := newTestCluster(t, p, "blue")
@@ -86,7 +88,10 @@ func TestOperationsOnAClusterDoNotOverlap(t *testing.T) {
 	if err := p.Stop(ctx, "blue"); err == nil || !strings.Contains(err.Error(), "gave up waiting") {
 		t.Errorf("stop while another command works on the cluster: %v", err)
 	}
-	if !strings.Contains(out.String(), "Waiting for another kubesim command") {
+	if err := p.ScaleNodes(ctx, "blue", scale.Options{Replicas: 3}); err == nil || !strings.Contains(err.Error(), "gave up waiting") {
+		t.Errorf("scale node while another command works on the cluster: %v", err)
+	}
+	if !strings.Contains(out.String(), `Waiting for another kubesim command working on cluster "blue"`) {
 		t.Errorf("the wait is not told: %q", out)
 	}
 
@@ -98,6 +103,9 @@ func TestOperationsOnAClusterDoNotOverlap(t *testing.T) {
 	}
 	if err := p.Stop(context.Background(), "blue"); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("stop after a delete: %v", err)
+	}
+	if err := p.ScaleNodes(context.Background(), "blue", scale.Options{Replicas: 3}); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("scale node after a delete: %v", err)
 	}
 
 	// One that waited while the cluster was deleted finds it gone.

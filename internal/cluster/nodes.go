@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/credentials"
 	"github.com/kubesim/kubesim/internal/scale"
 )
@@ -79,7 +80,15 @@ func (p *Provider) makeNodes(ctx context.Context, c *v1alpha1.Cluster, client ku
 // o.Replicas nodes. A group of the cluster's nodeGroups is made as its
 // cluster file says, with o's template (if set) in place of its own and
 // o's labels added; the unnamed group of nodes: N is made from o alone.
+// It holds the cluster's operation lock until the nodes are Ready, so of
+// scales run at once each sees its own count through, and the last to
+// take the lock leaves its count.
 func (p *Provider) ScaleNodes(ctx context.Context, name string, o scale.Options) error {
+	return p.operate(ctx, name, func(clusterdir.Dir) error { return p.scaleNodes(ctx, name, o) })
+}
+
+// scaleNodes is ScaleNodes; the caller holds the operation lock.
+func (p *Provider) scaleNodes(ctx context.Context, name string, o scale.Options) error {
 	d, c, err := p.openRunning(name)
 	if err != nil {
 		return err

@@ -11,11 +11,11 @@ import (
 	"github.com/kubesim/kubesim/internal/clusterdir"
 )
 
-// Start, stop, delete and snapshot restore of one cluster never overlap:
-// each holds the cluster's operation lock while it works, and one that
-// finds it taken waits for the other to finish. (The supervisor's own lock
-// says whether the cluster runs; this one says whether a command is
-// changing it.)
+// Start, stop, delete, snapshot restore and scale node of one cluster
+// never overlap: each holds the cluster's operation lock while it works,
+// and one that finds it taken waits for the other to finish. (The
+// supervisor's own lock says whether the cluster runs; this one says
+// whether a command is changing it.)
 
 // lockOperation takes d's operation lock, waiting while another command
 // holds it, until ctx ends. It fails if the cluster's directory is gone.

@@ -87,6 +87,9 @@ func (p *Provider) SnapshotRestore(ctx context.Context, name, path string, wait 
 			return err
 		}
 		if wasRunning {
+			if err := p.recordKubeconfig(d); err != nil {
+				return err
+			}
 			if err := supervisor.Launch(ctx, p.Home, d, wait); err != nil {
 				return fmt.Errorf("restored cluster %q from %s, but starting it again failed: %w", name, path, err)
 			}

@@ -130,8 +130,12 @@ func (d Dir) ComponentKubeconfig(component string) string {
 func (d Dir) LockFile() string { return filepath.Join(d.Path, "supervisor.lock") }
 
 // OperationLockFile is held by a kubesim command while it starts, stops,
-// deletes or restores the cluster.
+// deletes, restores or scales the cluster.
 func (d Dir) OperationLockFile() string { return filepath.Join(d.Path, "operation.lock") }
+
+// UserKubeconfigFile holds the path of the user's kubeconfig that create
+// or the last start merged the cluster's context into.
+func (d Dir) UserKubeconfigFile() string { return filepath.Join(d.Path, "user-kubeconfig") }
 
 // StartedFile exists while every component of the cluster has been
 // started; the supervisor writes it once they are, and removes it on stop.

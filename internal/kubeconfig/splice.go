@@ -39,6 +39,30 @@ func newDoc(data []byte) (*Doc, error) {
 // kubeconfig from (YAML, as clientcmd.Write makes it) into d, replacing
 // entries of that name, and makes that context current.
 func (d *Doc) Merge(from []byte, name string) error {
+	if err := d.setEntries(from, name); err != nil {
+		return err
+	}
+	return d.edit(func(t *tree) (splice, error) { return t.setCurrentContext(name) })
+}
+
+// Update is Merge for a context d already has: it replaces the cluster,
+// user and context called name and leaves the current context as it is.
+// Where d has no context called name (it was never merged, or its owner
+// took it out), it changes nothing and reports false.
+func (d *Doc) Update(from []byte, name string) (bool, error) {
+	t, err := d.parse()
+	if err != nil {
+		return false, err
+	}
+	if _, contexts := lookup(t.root, "contexts"); indexOf(contexts, name) < 0 {
+		return false, nil
+	}
+	return true, d.setEntries(from, name)
+}
+
+// setEntries replaces d's cluster, user and context called name with
+// those of the kubeconfig from, adding any d lacks.
+func (d *Doc) setEntries(from []byte, name string) error {
 	var src yaml.Node
 	if err := yaml.Unmarshal(from, &src); err != nil {
 		return fmt.Errorf("merging %s: %w", name, err)
@@ -56,7 +80,7 @@ func (d *Doc) Merge(from []byte, name string) error {
 			return err
 		}
 	}
-	return d.edit(func(t *tree) (splice, error) { return t.setCurrentContext(name) })
+	return nil
 }
 
 // Remove removes the cluster, user and context called name, and the

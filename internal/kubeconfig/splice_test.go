@@ -144,3 +144,21 @@ func TestNotAKubeconfig(t *testing.T) {
 		t.Errorf("merging into clusters: 3 = %v", err)
 	}
 }
+
+// Update replaces a merged context's entries in place, leaving the current
+// context and everything else as they were; it brings back no context
+// that is not there.
+func TestUpdateReplacesOnlyAContextThatIsThere(t *testing.T) {
+	text := merged(t, merged(t, prod, "kubesim-a", "https://127.0.0.1:1"), "kubesim-b", "https://127.0.0.1:2")
+	d, _ := newDoc([]byte(text))
+	if had, err := d.Update(ours(t, "kubesim-a", "https://127.0.0.1:3"), "kubesim-a"); err != nil || !had {
+		t.Fatalf("Update = %v, %v", had, err)
+	}
+	if got, want := string(d.data), strings.Replace(text, "127.0.0.1:1", "127.0.0.1:3", 1); got != want {
+		t.Errorf("update gave\n%s\nwant\n%s", got, want)
+	}
+	d, _ = newDoc([]byte(prod))
+	if had, err := d.Update(ours(t, "kubesim-a", "https://127.0.0.1:3"), "kubesim-a"); err != nil || had || d.changed {
+		t.Errorf("Update of a context not there = %v, %v; changed %v", had, err, d.changed)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/kubesim/kubesim/internal/component"
 	"github.com/kubesim/kubesim/internal/controlplane"
 	"github.com/kubesim/kubesim/internal/credentials"
+	"github.com/kubesim/kubesim/internal/kubeconfig"
 )
 
 // Restart backoff of a crashed component: doubles from min to max, and
@@ -335,11 +336,21 @@ func (s *supervisor) askRestart(name string, req restartRequest) {
 
 // ensurePortsFree moves any of comp's ports that another process has taken
 // since they were chosen to a free one, and rewrites the config and
-// kubeconfigs to match; it reports whether it moved one. A port the user
-// asked for is never moved.
+// kubeconfigs to match — the user's too, if the API server moved; it
+// reports whether it moved one. A port the user asked for is never moved.
 func (s *supervisor) ensurePortsFree(comp component.Component) (moved bool, err error) {
+	moved, apiServerMoved, err := s.movePortsTaken(comp)
+	if err == nil && apiServerMoved {
+		s.followInUserKubeconfig(s.config())
+	}
+	return moved, err
+}
+
+// movePortsTaken is ensurePortsFree but for the user's kubeconfig; it
+// also reports whether the API server's port moved.
+func (s *supervisor) movePortsTaken(comp component.Component) (moved, apiServerMoved bool, err error) {
 	if comp.Ports == nil {
-		return false, nil
+		return false, false, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -347,22 +358,63 @@ func (s *supervisor) ensurePortsFree(comp component.Component) (moved bool, err 
 		if controlplane.PortFree(*port) {
 			continue
 		}
-		if port == &s.cfg.Status.Ports.APIServer && s.cfg.Networking.APIServerPort != 0 {
-			return false, fmt.Errorf("networking.apiServerPort: port %d is in use by another process", *port)
+		isAPIServer := port == &s.cfg.Status.Ports.APIServer
+		if isAPIServer && s.cfg.Networking.APIServerPort != 0 {
+			return false, false, fmt.Errorf("networking.apiServerPort: port %d is in use by another process", *port)
 		}
 		free, err := controlplane.FreePorts(1, controlplane.UsedPorts(s.cfg))
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
 		s.logger.Printf("%s: port %d is taken by another process; moving to %d", comp.Name, *port, free[0])
 		*port = free[0]
-		moved = true
+		moved, apiServerMoved = true, apiServerMoved || isAPIServer
 	}
 	if !moved {
-		return false, nil
+		return false, false, nil
 	}
 	if err := s.dir.Save(s.cfg); err != nil {
-		return false, err
+		return false, false, err
 	}
-	return true, credentials.WriteKubeconfigs(s.dir, s.cfg, controlplane.Identities())
+	return true, apiServerMoved, credentials.WriteKubeconfigs(s.dir, s.cfg, controlplane.Identities())
+}
+
+// followInUserKubeconfig points the cluster's context in the user's
+// kubeconfig (the file create or the last start merged it into) at the
+// API server's port in cfg. It changes that context alone, and not the
+// current context; one the user has taken out stays out. What fails is
+// logged: the cluster runs on, and the next start merges the context
+// again.
+func (s *supervisor) followInUserKubeconfig(cfg *v1alpha1.Cluster) {
+	name := credentials.ContextName(cfg.Name)
+	path, err := credentials.UserKubeconfig(s.dir)
+	if errors.Is(err, os.ErrNotExist) {
+		s.logger.Printf("the cluster does not say which kubeconfig holds its context %s (it was made by an older kubesim and not started since); the next start updates it", name)
+		return
+	}
+	if err != nil {
+		s.logger.Printf("not updating context %s: %v", name, err)
+		return
+	}
+	ours, err := credentials.AdminContext(s.dir, cfg)
+	if err != nil {
+		s.logger.Printf("not updating context %s in %s: %v", name, path, err)
+		return
+	}
+	var had bool
+	tightenedFrom, err := kubeconfig.Edit(path, func(doc *kubeconfig.Doc) (err error) {
+		had, err = doc.Update(ours, name)
+		return err
+	})
+	switch {
+	case err != nil:
+		s.logger.Printf("updating context %s in %s to the API server's new port failed: %v (the next start updates it)", name, path, err)
+	case !had:
+		s.logger.Printf("%s has no context %s to update", path, name)
+	default:
+		s.logger.Printf("updated context %s in %s to %s", name, path, credentials.APIServerURL(cfg))
+	}
+	if tightenedFrom != 0 {
+		s.logger.Printf("note: %s was mode %04o; it holds an admin key, so it is 0600 now", path, tightenedFrom)
+	}
 }

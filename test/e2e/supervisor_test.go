@@ -23,6 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	toolswatch "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/yaml"
 )
@@ -223,9 +225,22 @@ func ports(t *testing.T, e *env, name string) (p struct{ APIServer, Etcd int }) 
 // port, and what depends on it is restarted with the new address, so the
 // cluster serves again and its nodes stay Ready. Nothing depends on etcd's
 // port (the API server uses its socket), so etcd's move restarts nothing.
+// The user's kubeconfig follows the API server to its new port at once:
+// its context for the cluster alone changes, not the current one.
 func TestPortTakenWhileRunning(t *testing.T) {
 	e := newEnv(t)
 	e.createCluster("hop", "--nodes", "1")
+	user, err := clientcmd.LoadFromFile(e.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user.Clusters["prod"] = &clientcmdapi.Cluster{Server: "https://prod.example:6443"}
+	user.AuthInfos["prod"] = &clientcmdapi.AuthInfo{Token: "t"}
+	user.Contexts["prod"] = &clientcmdapi.Context{Cluster: "prod", AuthInfo: "prod"}
+	user.CurrentContext = "prod"
+	if err := clientcmd.WriteToFile(*user, e.kubeconfig); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		component string
 		port      func() int
@@ -257,6 +272,29 @@ func TestPortTakenWhileRunning(t *testing.T) {
 			}
 			return nil
 		})
+	}
+	user, err = clientcmd.LoadFromFile(e.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := func(name string) string {
+		if c := user.Clusters[name]; c != nil {
+			return c.Server
+		}
+		return "(none)"
+	}
+	if want := fmt.Sprintf("https://127.0.0.1:%d", ports(t, e, "hop").APIServer); server("kubesim-hop") != want {
+		t.Errorf("the user's kubeconfig does not follow the API server to %s: kubesim-hop's server is %s", want, server("kubesim-hop"))
+	}
+	if user.CurrentContext != "prod" || server("prod") != "https://prod.example:6443" {
+		t.Errorf("the user's other context changed: current %q, prod's server %s", user.CurrentContext, server("prod"))
+	}
+	hop, err := clientcmd.NewNonInteractiveClientConfig(*user, "kubesim-hop", nil, nil).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clientsetFor(t, hop).CoreV1().Nodes().Get(context.Background(), "node-000000", metav1.GetOptions{}); err != nil {
+		t.Errorf("the user's context kubesim-hop after the move: %v", err)
 	}
 	log := e.must("logs", "--name", "hop", "supervisor").stdout
 	for _, restarted := range []string{"kubelet-sim", "kube-controller-manager"} {
