@@ -3,8 +3,6 @@ package stage
 import (
 	"bytes"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"text/template"
@@ -120,22 +118,16 @@ func unfenced(t *testing.T, text string, o map[string]any) (string, error) {
 // fence exactly as it did without it, for a pod and a node in each state
 // the tests know.
 func TestBuiltinAndKWOKStagesRenderAsBefore(t *testing.T) {
-	var stages []*v1alpha1.Stage
-	files, _ := filepath.Glob("../../test/e2e/testdata/kwok-stages/*/*/*.yaml")
-	builtin, _ := filepath.Glob("../../deploy/stages/*/*.yaml")
-	if len(files) < 15 || len(builtin) < 10 {
-		t.Fatalf("found %d KWOK and %d built-in stages", len(files), len(builtin))
-	}
-	for _, f := range append(files, builtin...) {
-		data, err := os.ReadFile(f)
+	stages := kwokStages(t)
+	for _, set := range Sets {
+		builtin, err := Builtin(set)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := Parse(data)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
+		for _, b := range builtin {
+			stages = append(stages, &v1alpha1.Stage{Spec: b.Spec})
+			stages[len(stages)-1].Name = b.Name
 		}
-		stages = append(stages, s)
 	}
 	objects := map[string][]string{
 		"Pod": {pendingPod, `

@@ -310,12 +310,14 @@ func TestCompileNamesTheBadField(t *testing.T) {
 	}
 }
 
-// The KWOK project's published stages must parse and compile.
-func TestKWOKStagesCompile(t *testing.T) {
+// kwokStages are the KWOK project's published stages, parsed.
+func kwokStages(t *testing.T) []*v1alpha1.Stage {
+	t.Helper()
 	files, _ := filepath.Glob("../../test/e2e/testdata/kwok-stages/*/*/*.yaml")
 	if len(files) < 15 {
 		t.Fatalf("found %d of KWOK's 15 published stages in test/e2e/testdata/kwok-stages", len(files))
 	}
+	var out []*v1alpha1.Stage
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -323,11 +325,18 @@ func TestKWOKStagesCompile(t *testing.T) {
 		}
 		s, err := Parse(data)
 		if err != nil {
-			t.Errorf("%s: %v", f, err)
-			continue
+			t.Fatalf("%s: %v", f, err)
 		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// The KWOK project's published stages must parse and compile.
+func TestKWOKStagesCompile(t *testing.T) {
+	for _, s := range kwokStages(t) {
 		if _, err := Compile(s); err != nil {
-			t.Errorf("%s: %v", f, err)
+			t.Errorf("%s: %v", s.Name, err)
 		}
 	}
 }

@@ -19,19 +19,8 @@ func TestRunawayTemplateIsFenced(t *testing.T) {
 	e := newEnv(t)
 	e.createCluster("fence", "--nodes", "1")
 	client := e.client()
-	e.apply(`
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata: {name: runaway}
-spec:
-  resourceRef: {apiGroup: v1, kind: Pod}
-  selector:
-    matchLabels: {runaway: "true"}
-    matchExpressions: [{key: '.status.phase', operator: In, values: [Pending]}]
-  weight: 10
-  next:
-    statusTemplate: 'phase: Running{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}'
-`)
+	e.apply(labelledPendingStage("runaway",
+		`phase: Running{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}`))
 	createPod(t, client, labelledPod("runaway-1", map[string]string{"runaway": "true"}))
 	waitEvent(t, client, "default", "runaway-1", "StageFailed", "ran past its fence")
 	createPod(t, client, testPod("fine-1"))

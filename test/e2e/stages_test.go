@@ -195,19 +195,7 @@ spec:
 
 	t.Run("a broken template warns and disturbs nothing else; deleting it heals", func(t *testing.T) {
 		e := e.in(t)
-		e.apply(`
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata: {name: broken}
-spec:
-  resourceRef: {apiGroup: v1, kind: Pod}
-  selector:
-    matchLabels: {broken: "true"}
-    matchExpressions: [{key: '.status.phase', operator: In, values: [Pending]}]
-  weight: 10
-  next:
-    statusTemplate: 'phase: {{ fail "deliberately broken" }}'
-`)
+		e.apply(labelledPendingStage("broken", `phase: {{ fail "deliberately broken" }}`))
 		p := labelledPod("broken-1", map[string]string{"broken": "true"})
 		createPod(t, client, p)
 		createPod(t, client, testPod("fine-1"))
@@ -597,6 +585,24 @@ func (e *env) applyServed(manifest string) {
 		}
 		return nil
 	})
+}
+
+// labelledPendingStage is a Stage named name that renders statusTemplate
+// (no single quotes) for the Pending pods labelled name=true, before the
+// built-in stages.
+func labelledPendingStage(name, statusTemplate string) string {
+	return fmt.Sprintf(`apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: %[1]s}
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchLabels: {%[1]s: "true"}
+    matchExpressions: [{key: '.status.phase', operator: In, values: [Pending]}]
+  weight: 10
+  next:
+    statusTemplate: '%[2]s'
+`, name, statusTemplate)
 }
 
 // readyStage is a Stage named name that sets status.ready, and the status
