@@ -1,6 +1,7 @@
 package kubeletsim
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -45,7 +46,7 @@ func TestNoAddressOutsideTheNodesCIDR(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for i := range 1022 {
-		ip, err := pool.Get(string(rune('a' + i%26)) + strings.Repeat("x", i))
+		ip, err := pool.Get(fmt.Sprint("pod-", i))
 		if err != nil {
 			t.Fatalf("address %d of a /22: %v", i, err)
 		}
