@@ -141,7 +141,7 @@ const bigNodeName = "node-000000"
 func PodsOnOneNode(ctx context.Context, c *Cluster, s Size) ([]Phase, error) {
 	n := s.Pods
 	// One node with room (and addresses) for every pod: a /16 of the
-	// cluster's pod range, 10.0.0.0/10 by default.
+	// cluster's pod range, 10.0.0.0/8 by default.
 	tmpl := scale.DefaultTemplate()
 	tmpl.Spec.PodCIDR, tmpl.Spec.PodCIDRs = "10.32.0.0/16", []string{"10.32.0.0/16"}
 	pods := resource.MustParse(fmt.Sprint(n + 100))

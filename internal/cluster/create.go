@@ -54,6 +54,9 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 	if err != nil {
 		return err
 	}
+	if err := resolveNodeCIDRs(c, groups, opts.Nodes); err != nil {
+		return err
+	}
 	if err := absTemplates(c.NodeGroups); err != nil {
 		return err
 	}

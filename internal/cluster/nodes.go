@@ -42,6 +42,40 @@ func createOptions(c *v1alpha1.Cluster, base scale.Options) ([]scale.Options, er
 	return out, nil
 }
 
+// resolveNodeCIDRs chooses the prefix length of the new cluster's node
+// CIDRs (Status.NodeCIDRMaskSize): networking.nodeCIDRMaskSize if set,
+// else the smallest CIDR holding DefaultPodsPerNode pods and the largest
+// pods capacity its node groups and node template declare. Then it checks
+// that the pod subnet holds a CIDR for every node.
+func resolveNodeCIDRs(c *v1alpha1.Cluster, groups []scale.Options, base scale.Options) error {
+	mask := c.Networking.NodeCIDRMaskSize
+	if mask == 0 {
+		pods := scale.PodsCapacity(base)
+		for _, o := range groups {
+			pods = max(pods, scale.PodsCapacity(o))
+		}
+		mask = v1alpha1.NodeCIDRMaskFor(pods)
+	}
+	c.Status.NodeCIDRMaskSize = mask
+	return c.CheckNodeAddresses(c.DeclaredNodes(), mask)
+}
+
+// checkScaleTotal refuses a scale that leaves the cluster with more nodes
+// than its pod subnet holds node CIDRs (or its node subnet addresses).
+func checkScaleTotal(c *v1alpha1.Cluster, replicas int) func(int) error {
+	return func(total int) error {
+		mask := c.NodeCIDRMask()
+		if held, err := v1alpha1.NodeCIDRs(c.Networking.PodSubnet, mask); err == nil && total > held {
+			return fmt.Errorf("--replicas: %d would give cluster %q %d nodes, more than the %d /%d node CIDRs its networking.podSubnet %s holds; give this group at most %d (more nodes need a new cluster with a larger --pod-subnet)",
+				replicas, c.Name, total, held, mask, c.Networking.PodSubnet, max(held-(total-replicas), 0))
+		}
+		if err := c.CheckNodeAddresses(total, mask); err != nil {
+			return fmt.Errorf("--replicas: %d would give cluster %q %d nodes: %w", replicas, c.Name, total, err)
+		}
+		return nil
+	}
+}
+
 // absTemplates makes the groups' template paths absolute, so that the
 // cluster.yaml keeping them serves `scale node --group` from anywhere.
 func absTemplates(groups []v1alpha1.NodeGroup) error {
@@ -116,6 +150,7 @@ func (p *Provider) scaleNodes(ctx context.Context, name string, o scale.Options)
 		return err
 	}
 	o.Gone = func() error { return p.CheckRunning(name) }
+	o.CheckTotal = checkScaleTotal(c, o.Replicas)
 	return scale.Nodes(ctx, client, o)
 }
 

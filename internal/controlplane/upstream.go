@@ -128,7 +128,7 @@ func controllerManagerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--cluster-signing-key-file=" + pkiPath(d, credentials.CA+".key"),
 		"--allocate-node-cidrs=true",
 		"--cluster-cidr=" + c.Networking.PodSubnet,
-		"--node-cidr-mask-size=24",
+		"--node-cidr-mask-size=" + strconv.Itoa(c.NodeCIDRMask()),
 		"--service-cluster-ip-range=" + c.Networking.ServiceSubnet,
 		"--node-monitor-period=" + nl.NodeMonitorPeriod.Duration.String(),
 		"--node-monitor-grace-period=" + nl.NodeMonitorGracePeriod.Duration.String(),

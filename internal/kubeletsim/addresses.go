@@ -58,10 +58,15 @@ func (s *Simulator) nodeIP(node *corev1.Node) (string, error) {
 	return ip.String(), nil
 }
 
-// podPool is the address pool of a node: its podCIDR, or the shared
-// fallback range if it has none.
+// podPool is the address pool of a node: its podCIDR, or, if it has none
+// and --pod-ip-range was given (a cluster that allocates no node CIDRs),
+// that shared range. Without either the node's pods wait for its podCIDR:
+// an address from elsewhere could be one a node's CIDR later holds.
 func (s *Simulator) podPool(node *corev1.Node) (*ipPool, error) {
 	if node.Spec.PodCIDR == "" {
+		if s.fallbackIPs == nil {
+			return nil, fmt.Errorf("node %s has no podCIDR yet; its pods wait for one (kube-controller-manager allocates them with --allocate-node-cidrs from --cluster-cidr; a cluster that allocates none needs kubelet-sim --pod-ip-range)", node.Name)
+		}
 		return s.fallbackIPs, nil
 	}
 	s.mu.Lock()
@@ -86,7 +91,9 @@ func (s *Simulator) podDeleted(obj any) {
 	if !ok || pod.Spec.NodeName == "" {
 		return
 	}
-	s.fallbackIPs.Release(string(pod.UID))
+	if s.fallbackIPs != nil {
+		s.fallbackIPs.Release(string(pod.UID))
+	}
 	s.mu.Lock()
 	pool := s.podPools[pod.Spec.NodeName]
 	s.mu.Unlock()
@@ -130,4 +137,34 @@ func one(s string, err error) ([]string, error) {
 		return nil, err
 	}
 	return []string{s}, nil
+}
+
+// checkPodCIDR warns, once per node and podCIDR, of a node that declares
+// more pods than its podCIDR has addresses: the pods beyond them would
+// stay Pending.
+func (s *Simulator) checkPodCIDR(node *corev1.Node) {
+	cidr := node.Spec.PodCIDR
+	pods, ok := node.Status.Capacity[corev1.ResourcePods]
+	if cidr == "" || !ok || s.recorder == nil {
+		return
+	}
+	s.mu.Lock()
+	checked := s.checkedCIDRs[node.Name] == cidr
+	s.checkedCIDRs[node.Name] = cidr
+	s.mu.Unlock()
+	if checked {
+		return
+	}
+	_, n, err := net.ParseCIDR(cidr)
+	if err != nil || n.IP.To4() == nil {
+		return
+	}
+	ones, bits := n.Mask.Size()
+	addresses := int64(1)<<(bits-ones) - 2
+	if pods.Value() <= addresses {
+		return
+	}
+	s.recorder.Eventf(node, corev1.EventTypeWarning, "PodCIDRTooSmall",
+		"node %s declares pods: %d but its podCIDR %s holds %d pod addresses: pods beyond them stay Pending; give nodes larger CIDRs (kube-controller-manager --node-cidr-mask-size; kubesim: networking.nodeCIDRMaskSize) or lower the node's pods capacity",
+		node.Name, pods.Value(), cidr, addresses)
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 
+	kubesimv1alpha1 "github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/stage"
 )
 
@@ -46,7 +47,9 @@ type Options struct {
 	LeaseRenewInterval time.Duration
 	// NodeIPRange is where node InternalIPs come from.
 	NodeIPRange string
-	// PodIPRange serves pods on nodes that have no spec.podCIDR.
+	// PodIPRange, if set, serves pods on nodes that have no spec.podCIDR,
+	// for clusters that allocate no node CIDRs; it must overlap no node's
+	// podCIDR. Empty: such pods wait for their node's podCIDR.
 	PodIPRange string
 	// Version is reported as the kubelet version, kubesim-<Version>.
 	Version string
@@ -63,8 +66,7 @@ func DefaultOptions() Options {
 		Holder:             "kubesim-kubelet-sim@" + host,
 		LeaseDuration:      40 * time.Second,
 		LeaseRenewInterval: 10 * time.Second,
-		NodeIPRange:        "10.64.0.0/12",
-		PodIPRange:         "10.244.0.0/16",
+		NodeIPRange:        kubesimv1alpha1.DefaultNodeSubnet,
 		Version:            "dev",
 		StageSet:           stage.Sets[0],
 		KubeletPort:        DefaultKubeletPort,
@@ -83,7 +85,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.LeaseRenewInterval, "node-lease-renew-interval", o.LeaseRenewInterval, "how often node Leases are renewed")
 	fs.StringVar(&o.NodeIPRange, "node-ip-range", o.NodeIPRange, "CIDR node InternalIPs are taken from")
 	fs.StringVar(&o.StageSet, "stages", o.StageSet, "built-in stage set: "+strings.Join(stage.Sets, " or ")+"; the cluster's Stage objects add to it")
-	fs.StringVar(&o.PodIPRange, "pod-ip-range", o.PodIPRange, "CIDR for pods on nodes without spec.podCIDR")
+	fs.StringVar(&o.PodIPRange, "pod-ip-range", o.PodIPRange, "CIDR for pods on nodes without spec.podCIDR, for clusters that allocate no node CIDRs; it must overlap no node's podCIDR (default: none, such pods wait for their node's podCIDR)")
 	fs.IntVar(&o.KubeletPort, "kubelet-port", o.KubeletPort, "port simulated nodes advertise for their kubelet")
 }
 

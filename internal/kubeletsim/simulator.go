@@ -43,10 +43,12 @@ type Simulator struct {
 	nodeRunner  *runner
 	podRunner   *runner
 	nodeIPs     *ipPool
-	fallbackIPs *ipPool
+	fallbackIPs *ipPool // nil: pods wait for their node's podCIDR
+	recorder    record.EventRecorder
 
-	mu       sync.Mutex
-	podPools map[string]*ipPool // by node name
+	mu           sync.Mutex
+	podPools     map[string]*ipPool // by node name
+	checkedCIDRs map[string]string  // node name → the podCIDR checkPodCIDR saw
 }
 
 const podsByNodeIndex = "node"
@@ -84,9 +86,11 @@ func newSimulator(opts Options) (*Simulator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node IP range: %w", err)
 	}
-	fallbackIPs, err := newIPPool(opts.PodIPRange)
-	if err != nil {
-		return nil, fmt.Errorf("pod IP range: %w", err)
+	var fallbackIPs *ipPool
+	if opts.PodIPRange != "" {
+		if fallbackIPs, err = newIPPool(opts.PodIPRange); err != nil {
+			return nil, fmt.Errorf("pod IP range: %w", err)
+		}
 	}
 	cfg := rest.CopyConfig(opts.Config)
 	// Protobuf is far cheaper than JSON for the API server to encode, and
@@ -100,13 +104,14 @@ func newSimulator(opts Options) (*Simulator, error) {
 		return nil, err
 	}
 	return &Simulator{
-		opts:        opts,
-		config:      cfg,
-		client:      client,
-		nodeFilter:  filter,
-		nodeIPs:     nodeIPs,
-		fallbackIPs: fallbackIPs,
-		podPools:    map[string]*ipPool{},
+		opts:         opts,
+		config:       cfg,
+		client:       client,
+		nodeFilter:   filter,
+		nodeIPs:      nodeIPs,
+		fallbackIPs:  fallbackIPs,
+		podPools:     map[string]*ipPool{},
+		checkedCIDRs: map[string]string{},
 	}, nil
 }
 
@@ -119,6 +124,7 @@ func (s *Simulator) run(ctx context.Context) error {
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: s.client.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet-sim"})
+	s.recorder = recorder
 
 	nodeFactory := informers.NewSharedInformerFactory(s.client, 0)
 	podFactory := informers.NewSharedInformerFactoryWithOptions(s.client, 0,
@@ -243,8 +249,11 @@ func podNodeName(obj any) ([]string, error) {
 // no longer a candidate, or deleted, is let go.
 func (s *Simulator) nodeHandler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    s.nodeChanged,
-		UpdateFunc: func(_, obj any) { s.nodeChanged(obj) },
+		AddFunc: s.nodeChanged,
+		UpdateFunc: func(old, obj any) {
+			s.nodeChanged(obj)
+			s.podCIDRArrived(old, obj)
+		},
 		DeleteFunc: func(obj any) {
 			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = tomb.Obj
@@ -258,6 +267,7 @@ func (s *Simulator) nodeHandler() cache.ResourceEventHandler {
 			s.nodeIPs.Release(node.Name)
 			s.mu.Lock()
 			delete(s.podPools, node.Name)
+			delete(s.checkedCIDRs, node.Name)
 			s.mu.Unlock()
 		},
 	}
@@ -273,10 +283,25 @@ func (s *Simulator) nodeChanged(obj any) {
 		return
 	}
 	s.leases.want(node)
+	s.checkPodCIDR(node)
 	// Started again, its Lease is renewed at once and, held again, the node
 	// and its pods get their turn (nodeAcquired).
 	s.leases.setStopped(node.Name, Stopped(node))
 	s.nodeRunner.enqueue(node)
+}
+
+// podCIDRArrived gives the pods of a node that has just got its podCIDR
+// their turn at once: they were waiting for it.
+func (s *Simulator) podCIDRArrived(old, obj any) {
+	before, ok1 := old.(*corev1.Node)
+	node, ok2 := obj.(*corev1.Node)
+	if !ok1 || !ok2 || before.Spec.PodCIDR != "" || node.Spec.PodCIDR == "" || !s.nodeFilter(node) {
+		return
+	}
+	pods, _ := s.podsByNode.ByIndex(podsByNodeIndex, node.Name)
+	for _, pod := range pods {
+		s.podRunner.enqueue(pod)
+	}
 }
 
 // nodeAcquired runs when this simulator takes a node's Lease: the node and

@@ -47,6 +47,20 @@ type Options struct {
 	// Gone, if set, is asked now and then while waiting: an error (the
 	// cluster was stopped or deleted meanwhile) ends the wait with it.
 	Gone func() error
+	// CheckTotal, if set, is asked before any node is made or deleted
+	// whether the cluster may have total nodes (the other groups' and
+	// Replicas of this one); its error ends Nodes.
+	CheckTotal func(total int) error
+}
+
+// PodsCapacity is the pods capacity o's nodes declare: the group's, else
+// its template's; 0 if neither says.
+func PodsCapacity(o Options) int64 {
+	node := groupTemplate(o)
+	if q, ok := node.Status.Capacity[corev1.ResourcePods]; ok {
+		return q.Value()
+	}
+	return 0
 }
 
 // GroupOptions are the options that give g its Count nodes: its template
@@ -71,9 +85,14 @@ func Nodes(ctx context.Context, client kubernetes.Interface, o Options) error {
 	}
 	g := &o.Group
 	template := groupTemplate(o)
-	existing, err := groupNodes(ctx, client, g)
+	existing, others, err := groupNodes(ctx, client, g)
 	if err != nil {
 		return err
+	}
+	if o.CheckTotal != nil {
+		if err := o.CheckTotal(others + o.Replicas); err != nil {
+			return err
+		}
 	}
 	var create, remove []int
 	for i := range o.Replicas {
@@ -139,19 +158,23 @@ func groupTemplate(o Options) *corev1.Node {
 }
 
 // groupNodes returns the indexes of the group's existing nodes, known by
-// their names (nodes made before groups were labelled count too).
-func groupNodes(ctx context.Context, client kubernetes.Interface, g *v1alpha1.NodeGroup) (map[int]bool, error) {
+// their names (nodes made before groups were labelled count too), and how
+// many other nodes the cluster has.
+func groupNodes(ctx context.Context, client kubernetes.Interface, g *v1alpha1.NodeGroup) (map[int]bool, int, error) {
 	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	if err != nil {
-		return nil, fmt.Errorf("listing nodes: %w", err)
+		return nil, 0, fmt.Errorf("listing nodes: %w", err)
 	}
 	out := map[int]bool{}
+	others := 0
 	for _, n := range list.Items {
 		if i, ok := g.NodeIndex(n.Name); ok {
 			out[i] = true
+		} else {
+			others++
 		}
 	}
-	return out, nil
+	return out, others, nil
 }
 
 // Stamp makes the node called name from the template, with extra labels

@@ -95,8 +95,15 @@ type Cluster struct {
 type Networking struct {
 	// APIServerPort is the loopback port of the API server; 0 picks a free one.
 	APIServerPort int `json:"apiServerPort,omitempty"`
-	// PodSubnet is the range node pod CIDRs (/24 each) are cut from.
+	// PodSubnet is the range node pod CIDRs are cut from, one per node
+	// (a /22 by default: see NodeCIDRMaskSize); it must hold a CIDR for
+	// every node.
 	PodSubnet string `json:"podSubnet,omitempty"`
+	// NodeCIDRMaskSize is the prefix length of each node's pod CIDR
+	// (kube-controller-manager's --node-cidr-mask-size). 0: the smallest
+	// CIDR that holds DefaultPodsPerNode pods and the largest pods
+	// capacity the cluster's node groups and node template declare.
+	NodeCIDRMaskSize int `json:"nodeCIDRMaskSize,omitempty"`
 	// ServiceSubnet is the ClusterIP range; it must not overlap PodSubnet.
 	ServiceSubnet string `json:"serviceSubnet,omitempty"`
 	// NodeSubnet is where simulated nodes' InternalIPs come from.
@@ -147,6 +154,15 @@ type Scheduler struct {
 	ExplainPods *int32 `json:"explainPods,omitempty"`
 }
 
+// The default address ranges, disjoint. With a /22 per node (1,022 pods)
+// the pod subnet holds 16,384 nodes; the node subnet 65,534 node
+// InternalIPs; the service subnet 1,048,574 ClusterIPs.
+const (
+	DefaultPodSubnet     = "10.0.0.0/8"
+	DefaultServiceSubnet = "172.16.0.0/12"
+	DefaultNodeSubnet    = "192.168.0.0/16"
+)
+
 // DefaultMemoryLimit is Cluster.MemoryLimit unless set.
 var DefaultMemoryLimit = resource.MustParse("1536Mi")
 
@@ -164,6 +180,10 @@ type ClusterStatus struct {
 	// components' files are written from them at every start.
 	AuditPolicy       string `json:"auditPolicy,omitempty"`
 	DeschedulerPolicy string `json:"deschedulerPolicy,omitempty"`
+	// NodeCIDRMaskSize is the prefix length of every node's pod CIDR,
+	// chosen when the cluster was made; 0: made before kubesim kept it,
+	// when it was always 24 (see Cluster.NodeCIDRMask).
+	NodeCIDRMaskSize int `json:"nodeCIDRMaskSize,omitempty"`
 	// FormatVersion is the layout of the cluster's files (certificates,
 	// ports, policies) it was made or last started with; start brings an
 	// older one up to date. 0: made before kubesim kept it.
@@ -189,14 +209,13 @@ func (c *Cluster) SetDefaults() {
 		c.Name = DefaultClusterName
 	}
 	if c.Networking.PodSubnet == "" {
-		// A /24 per node: a /10 holds 16,384 nodes, as 10.0.<n>.<m>.
-		c.Networking.PodSubnet = "10.0.0.0/10"
+		c.Networking.PodSubnet = DefaultPodSubnet
 	}
 	if c.Networking.ServiceSubnet == "" {
-		c.Networking.ServiceSubnet = "10.96.0.0/12"
+		c.Networking.ServiceSubnet = DefaultServiceSubnet
 	}
 	if c.Networking.NodeSubnet == "" {
-		c.Networking.NodeSubnet = "10.64.0.0/12"
+		c.Networking.NodeSubnet = DefaultNodeSubnet
 	}
 	nl := &c.NodeLifecycle
 	setDuration(&nl.NodeMonitorPeriod, 5*time.Second)
@@ -249,14 +268,14 @@ func (c *Cluster) Validate() error {
 	}
 	_, pods, err := net.ParseCIDR(c.Networking.PodSubnet)
 	if err != nil || pods.IP.To4() == nil {
-		return fmt.Errorf("networking.podSubnet: %q is not an IPv4 CIDR such as 10.0.0.0/10", c.Networking.PodSubnet)
+		return fmt.Errorf("networking.podSubnet: %q is not an IPv4 CIDR such as 10.0.0.0/8", c.Networking.PodSubnet)
 	}
-	if ones, _ := pods.Mask.Size(); ones > 24 {
-		return fmt.Errorf("networking.podSubnet: %q is smaller than the /24 each node needs", c.Networking.PodSubnet)
+	if m := c.Networking.NodeCIDRMaskSize; m != 0 && (m < MinNodeCIDRMaskSize || m > MaxNodeCIDRMaskSize) {
+		return fmt.Errorf("networking.nodeCIDRMaskSize: must be between %d and %d (0: sized to the nodes' pods capacity), got %d", MinNodeCIDRMaskSize, MaxNodeCIDRMaskSize, m)
 	}
 	_, services, err := net.ParseCIDR(c.Networking.ServiceSubnet)
 	if err != nil || services.IP.To4() == nil {
-		return fmt.Errorf("networking.serviceSubnet: %q is not an IPv4 CIDR such as 10.96.0.0/12", c.Networking.ServiceSubnet)
+		return fmt.Errorf("networking.serviceSubnet: %q is not an IPv4 CIDR such as 172.16.0.0/12", c.Networking.ServiceSubnet)
 	}
 	if ones, _ := services.Mask.Size(); ones < 12 || ones > 28 {
 		return fmt.Errorf("networking.serviceSubnet: %q must be between a /12 and a /28", c.Networking.ServiceSubnet)
@@ -266,10 +285,18 @@ func (c *Cluster) Validate() error {
 	}
 	_, nodes, err := net.ParseCIDR(c.Networking.NodeSubnet)
 	if err != nil || nodes.IP.To4() == nil {
-		return fmt.Errorf("networking.nodeSubnet: %q is not an IPv4 CIDR such as 10.64.0.0/12", c.Networking.NodeSubnet)
+		return fmt.Errorf("networking.nodeSubnet: %q is not an IPv4 CIDR such as 192.168.0.0/16", c.Networking.NodeSubnet)
 	}
-	if overlap(nodes, pods) || overlap(nodes, services) {
-		return fmt.Errorf("networking.nodeSubnet: %s overlaps networking.podSubnet or networking.serviceSubnet; choose a disjoint range", nodes)
+	if overlap(nodes, pods) {
+		return fmt.Errorf("networking.nodeSubnet: %s overlaps networking.podSubnet %s; choose disjoint ranges", nodes, pods)
+	}
+	if overlap(nodes, services) {
+		return fmt.Errorf("networking.nodeSubnet: %s overlaps networking.serviceSubnet %s; choose disjoint ranges", nodes, services)
+	}
+	// Node counts against the smallest node CIDR the cluster can have;
+	// create checks again with the one it chooses.
+	if err := c.CheckNodeAddresses(c.DeclaredNodes(), c.MinNodeCIDRMask()); err != nil {
+		return err
 	}
 	nl := c.NodeLifecycle
 	for _, d := range []struct {
