@@ -54,9 +54,9 @@ func printClusters(w, errOut io.Writer, infos []cluster.Info) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTATUS\tAPI SERVER\tAGE")
 	for _, i := range infos {
-		status := "stopped"
-		if i.Running {
-			status = "running"
+		status := i.Status
+		if i.Cause != "" {
+			status += " (" + i.Cause + ")"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", i.Name, status, i.APIServer, duration.HumanDuration(time.Since(i.Created)))
 	}

@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 
+	"github.com/kubesim/kubesim/internal/cluster"
 	"github.com/kubesim/kubesim/internal/scale"
 )
 
@@ -38,5 +41,23 @@ func TestGetNodeTemplate(t *testing.T) {
 	}
 	if !equality.Semantic.DeepEqual(node, scale.DefaultTemplate()) {
 		t.Errorf("get node-template: %+v, want the default node %+v", node, scale.DefaultTemplate())
+	}
+}
+
+func TestPrintClustersShowsDegradedWithItsCause(t *testing.T) {
+	infos := []cluster.Info{
+		{Name: "blue", Running: true, Status: cluster.StatusDegraded, Cause: "kube-scheduler: cannot write its log: no space left on device", Created: time.Now()},
+		{Name: "green", Running: true, Status: cluster.StatusRunning, Created: time.Now()},
+		{Name: "red", Status: cluster.StatusStopped, Created: time.Now()},
+	}
+	var out, errOut bytes.Buffer
+	if err := printClusters(&out, &errOut, infos); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	for i, want := range []string{"STATUS", "degraded (kube-scheduler: cannot write its log: no space left on device)", "running", "stopped"} {
+		if !strings.Contains(lines[i], want) {
+			t.Errorf("line %d %q does not say %q", i, lines[i], want)
+		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 func TestOutputPrintsEachFormat(t *testing.T) {
-	infos := []cluster.Info{{Name: "blue", Running: true, APIServer: "https://127.0.0.1:6443",
+	infos := []cluster.Info{{Name: "blue", Running: true, Status: "degraded", Cause: "etcd: cannot write its log: no space left on device", APIServer: "https://127.0.0.1:6443",
 		Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}}
 	table := func(w io.Writer) error { _, err := io.WriteString(w, "a table\n"); return err }
 	for format, want := range map[output]string{
@@ -19,15 +19,19 @@ func TestOutputPrintsEachFormat(t *testing.T) {
   {
     "name": "blue",
     "running": true,
+    "status": "degraded",
+    "cause": "etcd: cannot write its log: no space left on device",
     "apiServer": "https://127.0.0.1:6443",
     "created": "2026-01-02T03:04:05Z"
   }
 ]
 `,
 		"yaml": `- apiServer: https://127.0.0.1:6443
+  cause: 'etcd: cannot write its log: no space left on device'
   created: "2026-01-02T03:04:05Z"
   name: blue
   running: true
+  status: degraded
 `,
 	} {
 		var b bytes.Buffer

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -100,6 +101,9 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 		}
 	}()
 	p.logf("Creating cluster %q ...", c.Name)
+	if warning := lowSpaceWarning(p.Home, syscall.Statfs); warning != "" {
+		p.logf("Warning: %s", warning)
+	}
 
 	if err := writeClusterFiles(d, c); err != nil {
 		return err

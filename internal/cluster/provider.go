@@ -94,8 +94,12 @@ func (p *Provider) KubeconfigPath(name string) (string, error) {
 
 // Info is what `get clusters` shows of a cluster.
 type Info struct {
-	Name      string    `json:"name"`
-	Running   bool      `json:"running"`
+	Name    string `json:"name"`
+	Running bool   `json:"running"`
+	// Status is stopped, running, or degraded: running, but the
+	// supervisor knows something is wrong, which Cause says.
+	Status    string    `json:"status"`
+	Cause     string    `json:"cause,omitempty"`
 	APIServer string    `json:"apiServer"`
 	Created   time.Time `json:"created"`
 }
@@ -112,14 +116,39 @@ func (p *Provider) List() ([]Info, error) {
 		if err != nil {
 			return nil, err
 		}
-		infos = append(infos, Info{
+		info := Info{
 			Name:      name,
 			Running:   supervisor.Running(d),
+			Status:    StatusStopped,
 			APIServer: controlplane.APIServerURL(c),
 			Created:   c.Status.CreatedAt.Time,
-		})
+		}
+		if info.Running {
+			info.Status, info.Cause = runningStatus(d)
+		}
+		infos = append(infos, info)
 	}
 	return infos, nil
+}
+
+// The statuses of a cluster.
+const (
+	StatusStopped  = "stopped"
+	StatusRunning  = supervisor.StateRunning
+	StatusDegraded = supervisor.StateDegraded
+)
+
+// runningStatus is the status of a running cluster as its supervisor
+// records it, and the cause if it is degraded.
+func runningStatus(d clusterdir.Dir) (status, cause string) {
+	h, err := supervisor.ReadHealth(d)
+	switch {
+	case err != nil:
+		return StatusDegraded, "cannot read the supervisor's record: " + err.Error()
+	case h.State == StatusDegraded:
+		return StatusDegraded, h.Cause
+	}
+	return StatusRunning, ""
 }
 
 func (p *Provider) logf(format string, args ...any) {

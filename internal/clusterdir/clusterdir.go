@@ -145,6 +145,11 @@ func (d Dir) StartedFile() string { return filepath.Join(d.Path, "started") }
 // JSON event a line (see supervisor.Startup).
 func (d Dir) StartupFile() string { return filepath.Join(d.Path, "startup.jsonl") }
 
+// HealthFile is the supervisor's record of what is wrong with the running
+// cluster, if anything: JSON, state, cause and since (see
+// supervisor.Health).
+func (d Dir) HealthFile() string { return filepath.Join(d.Path, "health.json") }
+
 // DeschedulerPolicy is the resolved policy the descheduler component runs.
 func (d Dir) DeschedulerPolicy() string { return filepath.Join(d.Path, "descheduler-policy.yaml") }
 

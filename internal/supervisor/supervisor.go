@@ -24,9 +24,12 @@ import (
 // Restart backoff of a crashed component: doubles from min to max, and
 // starts again from min once the component has run for resetAfter.
 const (
-	minBackoff  = 500 * time.Millisecond
-	maxBackoff  = 30 * time.Second
-	resetAfter  = time.Minute
+	minBackoff = 500 * time.Millisecond
+	maxBackoff = 30 * time.Second
+	resetAfter = time.Minute
+	// stableAfter is how long a restarted component must run before it
+	// no longer counts as crashing.
+	stableAfter = 10 * time.Second
 	stopTimeout = 15 * time.Second
 )
 
@@ -44,6 +47,7 @@ type supervisor struct {
 	restart map[string]chan restartRequest
 	outage  *outageGate
 	startup *startupRecord
+	health  *healthRecord
 }
 
 // restartRequest says why a component is to restart, and whether to kill
@@ -65,7 +69,8 @@ func Supervise(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	logs := logWriter(d, Name)
+	health := newHealthRecord(d, LogNames())
+	logs := newLogSink(Name, logWriter(d, Name), health.logProblem(Name))
 	defer logs.Close()
 	logger := log.New(logs, "supervisor: ", log.LstdFlags|log.Lmicroseconds)
 	release, err := holdLock(d)
@@ -73,6 +78,9 @@ func Supervise(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer release()
+	if err := health.begin(); err != nil {
+		logger.Printf("cannot record the cluster's health: %v", err)
+	}
 	ctx, stopCluster := context.WithCancel(ctx)
 	defer stopCluster()
 
@@ -92,7 +100,7 @@ func Supervise(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	s := &supervisor{dir: d, exe: exe, logger: logger, cfg: cfg, restart: map[string]chan restartRequest{}, outage: newOutageGate(), startup: newStartupRecord(d)}
+	s := &supervisor{dir: d, exe: exe, logger: logger, cfg: cfg, restart: map[string]chan restartRequest{}, outage: newOutageGate(), startup: newStartupRecord(d), health: health}
 	for _, comp := range controlplane.Components() {
 		s.restart[comp.Name] = make(chan restartRequest, 1)
 	}
@@ -231,12 +239,16 @@ func (s *supervisor) setup(ctx context.Context, comp component.Component) {
 // whenever it exits.
 func (s *supervisor) keepRunning(ctx context.Context, comp component.Component) {
 	backoff := minBackoff
+	exits := 0 // since it last ran for stableAfter
+	defer s.health.set(comp.Name, problemCrash, "")
 	for {
 		if comp.HeldDuringOutages && !s.waitForAPIServer(ctx, comp) {
 			return
 		}
 		started := time.Now()
+		stable := time.AfterFunc(stableAfter, func() { s.health.set(comp.Name, problemCrash, "") })
 		err := s.runOnce(ctx, comp)
+		stable.Stop()
 		if ctx.Err() != nil {
 			return
 		}
@@ -246,6 +258,11 @@ func (s *supervisor) keepRunning(ctx context.Context, comp component.Component) 
 		if time.Since(started) > resetAfter {
 			backoff = minBackoff
 		}
+		if time.Since(started) > stableAfter {
+			exits = 0
+		}
+		exits++
+		s.health.set(comp.Name, problemCrash, crashProblem(exits, err))
 		s.logger.Printf("%s exited (%v); restarting in %s (its log: %s)", comp.Name, err, backoff, s.dir.Log(comp.Name))
 		select {
 		case <-ctx.Done():
@@ -274,7 +291,7 @@ func (s *supervisor) runOnce(ctx context.Context, comp component.Component) erro
 			return err
 		}
 	}
-	log := logWriter(s.dir, comp.Name)
+	log := newLogSink(comp.Name, logWriter(s.dir, comp.Name), s.logProblem(comp.Name))
 	defer log.Close()
 	cfg := s.config()
 	cmd := exec.Command(s.exe, append([]string{"component", comp.Name}, controlplane.CommandLine(comp, s.dir, cfg)...)...)
