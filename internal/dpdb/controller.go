@@ -2,6 +2,7 @@ package dpdb
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -48,6 +49,8 @@ type Controller struct {
 	// caughtUp is closed once the caches have synced and remote clusters
 	// are known: the webhook, serving from the start, decides only then.
 	caughtUp chan struct{}
+	// leader is whether this replica leads (see Options.LeaderElect).
+	leader *leadership
 }
 
 // Run runs the controller against the cluster opts.Kubeconfig reaches
@@ -74,7 +77,11 @@ func New(opts Options, clients Clients) (*Controller, error) {
 }
 
 func newController(opts Options, clients Clients, now func() time.Time) (*Controller, error) {
+	if opts.LeaderElect && opts.LeaderElectionIdentity == "" {
+		opts.LeaderElectionIdentity = leaderIdentity()
+	}
 	c := &Controller{
+		leader:   newLeadership(),
 		opts:     opts,
 		client:   clients.Kube,
 		dyn:      clients.Dynamic,
@@ -114,45 +121,63 @@ func newController(opts Options, clients Clients, now func() time.Time) (*Contro
 		onChange: func(m member) { c.enqueueIndexed(memberIndex, m.indexKey()) },
 		onReach:  func(cluster string) { c.enqueueIndexed(clusterIndex, cluster) },
 	}
-	c.webhook = &webhook{opts: opts, client: clients.Kube, dpdbs: c.dpdbs.GetIndexer(), members: c.remotes, caughtUp: c.caughtUp}
+	c.webhook = &webhook{opts: opts, client: clients.Kube, dpdbs: c.dpdbs.GetIndexer(), members: c.remotes,
+		caughtUp: c.caughtUp, leader: c.leader}
+	if !opts.LeaderElect {
+		c.leader.win()
+	}
 	return c, nil
 }
 
-// Run syncs DPDBs until ctx ends.
+// Run syncs DPDBs until ctx ends; with leader election, only while it
+// leads, and it returns an error if it stops leading before ctx ends.
 func (c *Controller) Run(ctx context.Context) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
+	// A webhook that cannot serve stops the controller, with its error;
+	// the webhook stops when Run returns.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	klog.InfoS("dpdb controller starting", "cluster", c.opts.ClusterName)
 	// The webhook listens at once, so a new cluster need not wait for the
 	// caches (a just-made CRD's first list takes the API server about a
 	// second); it refuses evictions until caughtUp rather than guess.
-	served := make(chan error, 1)
 	if c.opts.WebhookPort != 0 {
-		go func() { served <- c.webhook.serve(ctx) }()
+		go func() {
+			if err := c.webhook.serve(ctx); err != nil {
+				stop(err)
+			}
+		}()
 	}
 	defer c.remotes.stop()
+	// A candidate catches up too, reading only, so it takes over at once.
 	if err := c.catchUp(ctx); err != nil {
-		return err
+		return c.failed(ctx, err)
 	}
 	go wait.UntilWithContext(ctx, c.remotes.refresh, 10*time.Second)
-	var wg sync.WaitGroup
-	for range c.opts.Workers {
-		wg.Go(func() { wait.UntilWithContext(ctx, c.work, time.Second) })
-	}
-	klog.InfoS("dpdb controller started")
-	select {
-	case err := <-served:
-		if err != nil {
-			c.queue.ShutDown()
-			wg.Wait()
-			return err
+	lead := func(ctx context.Context) {
+		var wg sync.WaitGroup
+		for range c.opts.Workers {
+			wg.Go(func() { wait.UntilWithContext(ctx, c.work, time.Second) })
 		}
-	case <-ctx.Done():
+		klog.InfoS("dpdb controller started")
+		<-ctx.Done()
+		c.queue.ShutDown()
+		wg.Wait()
 	}
-	<-ctx.Done()
-	c.queue.ShutDown()
-	wg.Wait()
-	return nil
+	if !c.opts.LeaderElect {
+		lead(ctx)
+		return c.failed(ctx, nil)
+	}
+	return c.failed(ctx, c.elect(ctx, lead))
+}
+
+// failed is Run's error: the webhook's, if it could not serve, else err.
+func (c *Controller) failed(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) && !errors.Is(cause, context.DeadlineExceeded) {
+		return cause
+	}
+	return err
 }
 
 // catchUp starts the informers and the remote watches, and returns once

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/tools/leaderelection"
 
 	"github.com/kubesim/kubesim/internal/credentials"
 )
@@ -58,7 +59,27 @@ type Options struct {
 	// the port may ask for evictions (and take the federation's lock).
 	WebhookClientCA   string
 	WebhookClientUser string
+	// LeaderElect makes replicas elect a leader through the Lease
+	// LeaderElectionNamespace/LeaderElectionName (empty namespace: the
+	// Namespace above): only the leader syncs DPDBs, publishes the
+	// webhook's CA and admits evictions; the others refuse them and
+	// report not ready, so that a Service sends the webhook's calls to the
+	// leader only. Off, the one process leads from the start.
+	LeaderElect             bool
+	LeaderElectionName      string
+	LeaderElectionNamespace string
+	// LeaderElectionIdentity names this replica in the Lease; empty means
+	// the host name (a pod's name) and a random suffix.
+	LeaderElectionIdentity string
+	// LeaseDuration, RenewDeadline and RetryPeriod are client-go's
+	// leader-election timings (its defaults: 15s, 10s, 2s).
+	LeaseDuration time.Duration
+	RenewDeadline time.Duration
+	RetryPeriod   time.Duration
 }
+
+// DefaultLeaderElectionName is the leader's Lease, beside the eviction lock.
+const DefaultLeaderElectionName = "dpdb-controller"
 
 // DefaultOptions are the controller's defaults.
 func DefaultOptions() Options {
@@ -68,8 +89,12 @@ func DefaultOptions() Options {
 		ProbeInterval:    2 * time.Second,
 		Workers:          4,
 		// Inside a kubesim cluster the API server calls it on loopback.
-		WebhookAddress:    "127.0.0.1",
-		WebhookClientUser: credentials.APIServerWebhookClientUser,
+		WebhookAddress:     "127.0.0.1",
+		WebhookClientUser:  credentials.APIServerWebhookClientUser,
+		LeaderElectionName: DefaultLeaderElectionName,
+		LeaseDuration:      15 * time.Second,
+		RenewDeadline:      10 * time.Second,
+		RetryPeriod:        2 * time.Second,
 	}
 }
 
@@ -93,6 +118,18 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.WebhookClientCA, "webhook-client-ca", o.WebhookClientCA,
 		"CA of the API server's client certificate: callers without one of it (and of --webhook-client-user) are refused (empty: any caller is served)")
 	fs.StringVar(&o.WebhookClientUser, "webhook-client-user", o.WebhookClientUser, "common name of the API server's client certificate, with --webhook-client-ca")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect,
+		"elect a leader among replicas: only it syncs and admits evictions; the others refuse them and are not ready")
+	fs.StringVar(&o.LeaderElectionName, "leader-elect-resource-name", o.LeaderElectionName, "name of the leader's Lease")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-elect-resource-namespace", o.LeaderElectionNamespace,
+		"namespace of the leader's Lease (empty: --namespace)")
+	fs.StringVar(&o.LeaderElectionIdentity, "leader-elect-identity", o.LeaderElectionIdentity,
+		"this replica's name in the Lease (empty: host name and a random suffix)")
+	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", o.LeaseDuration,
+		"how long others wait after the leader's last renewal before taking over")
+	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", o.RenewDeadline,
+		"how long the leader tries to renew before it gives up leading (and exits)")
+	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", o.RetryPeriod, "how often the Lease is tried")
 }
 
 // Validate checks the options; each error names its flag.
@@ -121,7 +158,39 @@ func (o *Options) Validate() error {
 	if o.Workers < 1 {
 		return fmt.Errorf("--workers: must be at least 1, got %d", o.Workers)
 	}
+	return o.validateLeaderElection()
+}
+
+// validateLeaderElection checks the Lease and timings client-go would
+// otherwise refuse at start.
+func (o *Options) validateLeaderElection() error {
+	if !o.LeaderElect {
+		return nil
+	}
+	if errs := validation.IsDNS1123Subdomain(o.LeaderElectionName); len(errs) > 0 || o.LeaderElectionName == lockLease {
+		return fmt.Errorf("--leader-elect-resource-name: %q is not a Lease name other than the eviction lock's (%s)", o.LeaderElectionName, lockLease)
+	}
+	if ns := o.LeaderElectionNamespace; ns != "" && len(validation.IsDNS1123Label(ns)) > 0 {
+		return fmt.Errorf("--leader-elect-resource-namespace: %q is not a namespace name", ns)
+	}
+	switch {
+	case o.RetryPeriod <= 0:
+		return fmt.Errorf("--leader-elect-retry-period: must be positive, got %s", o.RetryPeriod)
+	case float64(o.RenewDeadline) <= leaderelection.JitterFactor*float64(o.RetryPeriod):
+		return fmt.Errorf("--leader-elect-renew-deadline: must be more than %.1f times --leader-elect-retry-period (%s), got %s",
+			leaderelection.JitterFactor, o.RetryPeriod, o.RenewDeadline)
+	case o.LeaseDuration <= o.RenewDeadline:
+		return fmt.Errorf("--leader-elect-lease-duration: must be more than --leader-elect-renew-deadline (%s), got %s", o.RenewDeadline, o.LeaseDuration)
+	}
 	return nil
+}
+
+// leaseNamespace is the namespace of the leader's Lease.
+func (o *Options) leaseNamespace() string {
+	if o.LeaderElectionNamespace != "" {
+		return o.LeaderElectionNamespace
+	}
+	return o.Namespace
 }
 
 // validateWebhook checks the webhook's flags: certificate files, or a

@@ -3,6 +3,7 @@ package dpdb
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestValidateWebhookFlags(t *testing.T) {
@@ -36,6 +37,12 @@ func TestValidateWebhookFlags(t *testing.T) {
 			o.WebhookPort, o.WebhookService, o.WebhookConfiguration = 9443, "a/b", "c"
 			o.WebhookExtraSANs = []string{"not a name"}
 		}, "--webhook-extra-san: \"not a name\""},
+		{"leader election", func(o *Options) { o.LeaderElect = true }, ""},
+		{"leader's Lease is the lock", func(o *Options) { o.LeaderElect, o.LeaderElectionName = true, lockLease }, "--leader-elect-resource-name"},
+		{"bad Lease namespace", func(o *Options) { o.LeaderElect, o.LeaderElectionNamespace = true, "A" }, "--leader-elect-resource-namespace"},
+		{"renew past lease", func(o *Options) { o.LeaderElect, o.RenewDeadline = true, 20*time.Second }, "--leader-elect-lease-duration"},
+		{"retry past renew", func(o *Options) { o.LeaderElect, o.RetryPeriod = true, 9*time.Second }, "--leader-elect-renew-deadline"},
+		{"timings unchecked without election", func(o *Options) { o.RetryPeriod = 0 }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := DefaultOptions()

@@ -78,6 +78,8 @@ type webhook struct {
 	members memberClients
 	// caughtUp is closed once dpdbs and members are current.
 	caughtUp <-chan struct{}
+	// leader says whether this replica leads: only the leader admits.
+	leader *leadership
 }
 
 // memberClients gives the client of another cluster of the federation, or
@@ -99,8 +101,13 @@ func (wh *webhook) serve(ctx context.Context) error {
 	var ready atomic.Bool
 	mux := http.NewServeMux()
 	mux.HandleFunc(WebhookPath, wh.handleEviction)
+	// Only the leader is ready: a Service sends the API server's calls to
+	// ready pods only, so they reach the one replica that admits.
 	mux.HandleFunc(ReadyPath, func(w http.ResponseWriter, _ *http.Request) {
-		if !ready.Load() {
+		switch {
+		case !wh.leader.leading():
+			http.Error(w, "not the leader", http.StatusServiceUnavailable)
+		case !ready.Load():
 			http.Error(w, "the webhook's CA is not published yet", http.StatusServiceUnavailable)
 		}
 	})
@@ -114,8 +121,15 @@ func (wh *webhook) serve(ctx context.Context) error {
 		return fmt.Errorf("--webhook-address, --webhook-port: %w", err)
 	}
 	// Listening first: the API server calls as soon as it trusts the CA.
+	// Each replica makes its own CA: the leader's alone is published.
 	if caPEM != nil {
-		go wh.publishCA(ctx, caPEM, &ready)
+		go func() {
+			select {
+			case <-wh.leader.won():
+				wh.publishCA(ctx, caPEM, &ready)
+			case <-ctx.Done():
+			}
+		}()
 	} else {
 		ready.Store(true)
 	}
@@ -173,7 +187,13 @@ func (wh *webhook) handleEviction(w http.ResponseWriter, r *http.Request) {
 	evicting := req.SubResource == "eviction" && req.Operation == admissionv1.Create
 	deleting := req.SubResource == "" && req.Operation == admissionv1.Delete && req.Kind.Kind == "Pod"
 	if evicting || deleting {
-		v := wh.waitCaughtUp(r.Context())
+		v := allow
+		if !wh.leader.leading() {
+			v = refuse(notLeader(wh.opts.LeaderElectionIdentity))
+		}
+		if v.allowed {
+			v = wh.waitCaughtUp(r.Context())
+		}
 		if v.allowed {
 			v = wh.admitEviction(r.Context(), req.Namespace, req.Name, req.DryRun != nil && *req.DryRun)
 		}
