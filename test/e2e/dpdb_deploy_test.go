@@ -35,7 +35,8 @@ const (
 	deployedSvcName  = "dpdb-webhook.kubesim-dpdb.svc"
 )
 
-// TestDPDBControllerDeployed runs `kubesim dpdb-controller` with exactly
+// TestDPDBControllerDeployed runs two replicas of `kubesim dpdb-controller`
+// with leader election, as deploy/dpdb does, each with exactly
 // the rights deploy/dpdb gives its ServiceAccount (impersonated, as no
 // image runs) against a cluster whose own dpdb component is disabled,
 // with its eviction webhook registered as deploy/dpdb registers it and
@@ -59,15 +60,21 @@ func TestDPDBControllerDeployed(t *testing.T) {
 	webhookToURL(t, client, fmt.Sprintf("https://127.0.0.1:%d", port))
 
 	sa := impersonating(t, filepath.Join(e.clusterDir("dpdbext"), "kubeconfig"), "system:serviceaccount:kubesim-dpdb:dpdb-controller")
+	// Two replicas with leader election, as deployed: the first to start
+	// leads; the second, on its own port, is a candidate.
 	var logs safeBuffer
-	ctrl := exec.Command(binary, "dpdb-controller", "--kubeconfig", sa, "--cluster-name", "dpdbext",
-		"--webhook-port", strconv.Itoa(port), "--webhook-service", deployedService,
-		"--webhook-configuration", deployedWebhooks, "--webhook-extra-san", "127.0.0.1")
-	ctrl.Stdout, ctrl.Stderr = os.Stderr, io.MultiWriter(os.Stderr, &logs)
-	if err := ctrl.Start(); err != nil {
-		t.Fatal(err)
+	startReplica := func(port int, logs io.Writer) *exec.Cmd {
+		ctrl := exec.Command(binary, "dpdb-controller", "--kubeconfig", sa, "--cluster-name", "dpdbext",
+			"--webhook-port", strconv.Itoa(port), "--webhook-service", deployedService,
+			"--webhook-configuration", deployedWebhooks, "--webhook-extra-san", "127.0.0.1", "--leader-elect")
+		ctrl.Stdout, ctrl.Stderr = os.Stderr, io.MultiWriter(os.Stderr, logs)
+		if err := ctrl.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = ctrl.Process.Kill(); _ = ctrl.Wait() })
+		return ctrl
 	}
-	defer func() { _ = ctrl.Process.Kill(); _ = ctrl.Wait() }()
+	ctrl := startReplica(port, &logs)
 	// maxUnavailable 50% of 2 expected pods: 1 required, 1 allowed.
 	waitAllowed(t, client, dyn, "default", "web", 1)
 
@@ -76,6 +83,18 @@ func TestDPDBControllerDeployed(t *testing.T) {
 	eventually(t, 30*time.Second, "the webhook's CA published and the webhook ready", func() error {
 		return webhookTrusted(client, port)
 	})
+
+	// The second replica: not the leader, so not ready, and it refuses
+	// evictions should the API server reach it.
+	standbyPort := freeLoopbackPort(t)
+	var standbyLogs safeBuffer
+	startReplica(standbyPort, &standbyLogs)
+	eventually(t, 30*time.Second, "the second replica serving as a candidate", func() error {
+		return wantReadyz(standbyPort, http.StatusServiceUnavailable, "not the leader")
+	})
+	if h := leaseHolder(t, client); h == "" {
+		t.Fatal("the leader's Lease is held by no one")
+	}
 
 	// An eviction the federation allows: the webhook admits it (the API
 	// server may need a moment to load the new caBundle).
@@ -119,6 +138,23 @@ func TestDPDBControllerDeployed(t *testing.T) {
 		t.Errorf("deleting guarded %s with none allowed: %v, want the webhook's refusal", pods[0].Name, err)
 	}
 
+	// The leader stops (a deleted pod: it releases the Lease); the
+	// candidate leads, publishes its own CA, becomes ready and decides.
+	if err := ctrl.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the second replica leading and ready", func() error {
+		return webhookTrusted(client, standbyPort)
+	})
+	webhookToURL(t, client, fmt.Sprintf("https://127.0.0.1:%d", standbyPort))
+	eventually(t, 30*time.Second, "the new leader refusing "+pods[1].Name+" as no disruption is allowed", func() error {
+		err := evictPod(client, pods[1].Name)
+		if apierrors.IsTooManyRequests(err) && strings.Contains(err.Error(), "federation allows no disruption") {
+			return nil
+		}
+		return fmt.Errorf("evicting %s: %v", pods[1].Name, err)
+	})
+
 	// The ServiceAccount can do what the controller needs, nothing more.
 	ctx := context.Background()
 	other := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "someone-elses"}}
@@ -136,6 +172,36 @@ func TestDPDBControllerDeployed(t *testing.T) {
 			t.Errorf("%s as the controller's ServiceAccount: %v, want 403", what, err)
 		}
 	}
+}
+
+// wantReadyz checks a replica's /readyz answer (any certificate: only
+// the leader's CA is published).
+func wantReadyz(port, code int, body string) error {
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}}} //nolint:gosec // a probe of a local test process
+	resp, err := hc.Get(fmt.Sprintf("https://127.0.0.1:%d/readyz", port))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != code || !strings.Contains(string(got), body) {
+		return fmt.Errorf("/readyz: %s %q, want %d %q", resp.Status, got, code, body)
+	}
+	return nil
+}
+
+// leaseHolder is who holds the dpdb controller's leader Lease.
+func leaseHolder(t *testing.T, client kubernetes.Interface) string {
+	t.Helper()
+	l, err := client.CoordinationV1().Leases("kubesim-dpdb").Get(context.Background(), "dpdb-controller", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *l.Spec.HolderIdentity
 }
 
 func evictPod(client kubernetes.Interface, name string) error {
@@ -164,7 +230,11 @@ func webhookToURL(t *testing.T, client kubernetes.Interface, base string) {
 	}
 	for i := range cfg.Webhooks {
 		cc := &cfg.Webhooks[i].ClientConfig
-		url := base + *cc.Service.Path
+		path := "/evict" // as deployed, when already moved to a URL
+		if cc.Service != nil && cc.Service.Path != nil {
+			path = *cc.Service.Path
+		}
+		url := base + path
 		cc.URL, cc.Service = &url, nil
 	}
 	if _, err := configs.Update(context.Background(), cfg, metav1.UpdateOptions{}); err != nil {
