@@ -17,7 +17,6 @@ import (
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
-	"github.com/kubesim/kubesim/internal/controlplane"
 	"github.com/kubesim/kubesim/internal/credentials"
 	"github.com/kubesim/kubesim/internal/supervisor"
 )
@@ -120,7 +119,7 @@ func (p *Provider) List() ([]Info, error) {
 			Name:      name,
 			Running:   supervisor.Running(d),
 			Status:    StatusStopped,
-			APIServer: controlplane.APIServerURL(c),
+			APIServer: credentials.APIServerURL(c),
 			Created:   c.Status.CreatedAt.Time,
 		}
 		if info.Running {

@@ -62,7 +62,7 @@ func TestUpgradeBringsAnUnversionedClusterUpToDate(t *testing.T) {
 	c.Status.Ports.DPDBWebhook, c.Status.Ports.SchedulerExplain = 0, 0
 	c.Status.AuditPolicy, c.Status.DeschedulerPolicy = "", ""
 	for _, f := range []string{"etcd-ca.crt", dpdb.ComponentName + ".crt", "dpdb-webhook.crt", "scheduler-explain.crt"} {
-		if err := os.Remove(pkiPath(d, f)); err != nil {
+		if err := os.Remove(credentials.Path(d, f)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -83,7 +83,7 @@ func TestUpgradeBringsAnUnversionedClusterUpToDate(t *testing.T) {
 			c.Status.AuditPolicy, c.Status.DeschedulerPolicy)
 	}
 	for _, f := range []string{"etcd-ca.crt", credentials.EtcdServer + ".crt", dpdb.ComponentName + ".crt", "dpdb-webhook.crt", "scheduler-explain.crt"} {
-		if !credentials.Exists(pkiPath(d, f)) {
+		if !credentials.Exists(credentials.Path(d, f)) {
 			t.Errorf("%s missing after the upgrade", f)
 		}
 	}

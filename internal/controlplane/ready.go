@@ -32,8 +32,8 @@ func EtcdPeerURL(c *v1alpha1.Cluster) string {
 // EtcdClientTLS is the client identity the API server (and snapshots) use.
 func EtcdClientTLS(d clusterdir.Dir) transport.TLSInfo {
 	return transport.TLSInfo{
-		CertFile:      pkiPath(d, credentials.EtcdClient+".crt"),
-		KeyFile:       pkiPath(d, credentials.EtcdClient+".key"),
+		CertFile:      credentials.Path(d, credentials.EtcdClient+".crt"),
+		KeyFile:       credentials.Path(d, credentials.EtcdClient+".key"),
 		TrustedCAFile: credentials.EtcdCAFile(d),
 	}
 }
@@ -65,16 +65,13 @@ func askAPIServer(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster, pa
 	if err != nil {
 		return err
 	}
-	return getOK(ctx, client, APIServerURL(c)+path)
+	return getOK(ctx, client, credentials.APIServerURL(c)+path)
 }
 
 // ProbeReadyz asks the API server's /readyz with client (the admin's).
 func ProbeReadyz(ctx context.Context, client *http.Client, c *v1alpha1.Cluster) error {
-	return getOK(ctx, client, APIServerURL(c)+"/readyz")
+	return getOK(ctx, client, credentials.APIServerURL(c)+"/readyz")
 }
-
-// APIServerURL is where the cluster's API server listens.
-func APIServerURL(c *v1alpha1.Cluster) string { return credentials.APIServerURL(c) }
 
 func getOK(ctx context.Context, client *http.Client, url string) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)

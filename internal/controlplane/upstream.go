@@ -52,16 +52,14 @@ var (
 // webhooks (admissionConfigFile): kubesim's own accept no other caller.
 var apiServerWebhookClient = component.Identity{File: "apiserver-webhook-client", User: credentials.APIServerWebhookClientUser}
 
-func pkiPath(d clusterdir.Dir, file string) string { return credentials.Path(d, file) }
-
 func etcdOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *EtcdOptions {
 	return &EtcdOptions{
 		DataDir:       d.Etcd(),
 		ClientURL:     EtcdURL(c),
 		ClientSocket:  EtcdSocket(d),
 		PeerURL:       EtcdPeerURL(c),
-		CertFile:      pkiPath(d, credentials.EtcdServer+".crt"),
-		KeyFile:       pkiPath(d, credentials.EtcdServer+".key"),
+		CertFile:      credentials.Path(d, credentials.EtcdServer+".crt"),
+		KeyFile:       credentials.Path(d, credentials.EtcdServer+".key"),
 		TrustedCAFile: credentials.EtcdCAFile(d),
 	}
 }
@@ -76,16 +74,16 @@ func apiServerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		// storage clients would make a TLS handshake at start.
 		"--etcd-servers=unix://" + EtcdSocket(d),
 		"--client-ca-file=" + credentials.CAFile(d),
-		"--tls-cert-file=" + pkiPath(d, credentials.APIServer+".crt"),
-		"--tls-private-key-file=" + pkiPath(d, credentials.APIServer+".key"),
+		"--tls-cert-file=" + credentials.Path(d, credentials.APIServer+".crt"),
+		"--tls-private-key-file=" + credentials.Path(d, credentials.APIServer+".key"),
 		"--authorization-mode=Node,RBAC",
 		"--enable-admission-plugins=NodeRestriction",
 		"--admission-control-config-file=" + admissionConfigFile(d),
 		"--default-not-ready-toleration-seconds=" + tolerationSeconds(c),
 		"--default-unreachable-toleration-seconds=" + tolerationSeconds(c),
 		"--service-account-issuer=https://" + credentials.KubernetesServiceDomain,
-		"--service-account-key-file=" + pkiPath(d, "sa.pub"),
-		"--service-account-signing-key-file=" + pkiPath(d, "sa.key"),
+		"--service-account-key-file=" + credentials.Path(d, "sa.pub"),
+		"--service-account-signing-key-file=" + credentials.Path(d, "sa.key"),
 		"--service-cluster-ip-range=" + c.Networking.ServiceSubnet,
 		"--allow-privileged=true",
 		"--audit-policy-file=" + d.AuditPolicy(),
@@ -122,10 +120,10 @@ func controllerManagerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--secure-port=0", // nothing scrapes it; one port fewer to allocate
 		"--leader-elect=false",
 		"--use-service-account-credentials=true",
-		"--service-account-private-key-file=" + pkiPath(d, "sa.key"),
+		"--service-account-private-key-file=" + credentials.Path(d, "sa.key"),
 		"--root-ca-file=" + credentials.CAFile(d),
 		"--cluster-signing-cert-file=" + credentials.CAFile(d),
-		"--cluster-signing-key-file=" + pkiPath(d, credentials.CA+".key"),
+		"--cluster-signing-key-file=" + credentials.Path(d, credentials.CA+".key"),
 		"--allocate-node-cidrs=true",
 		"--cluster-cidr=" + c.Networking.PodSubnet,
 		"--node-cidr-mask-size=" + strconv.Itoa(c.NodeCIDRMask()),
