@@ -23,11 +23,20 @@ func (s *Simulator) occupyAddresses() {
 	}
 	pods, _ := s.podLister.List(labels.Everything())
 	for _, pod := range pods {
-		if pod.Status.PodIP == "" || pod.Spec.HostNetwork {
-			continue
-		}
 		node, err := s.nodeLister.Get(pod.Spec.NodeName)
 		if err != nil || !s.nodeFilter(node) {
+			continue
+		}
+		s.occupyPodAddresses(node, []any{pod})
+	}
+}
+
+// occupyPodAddresses marks the addresses of pods (of node) as taken:
+// another simulator may have given them while it managed the node.
+func (s *Simulator) occupyPodAddresses(node *corev1.Node, pods []any) {
+	for _, obj := range pods {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok || pod.Status.PodIP == "" || pod.Spec.HostNetwork {
 			continue
 		}
 		if pool, err := s.podPool(node); err == nil {
@@ -51,7 +60,11 @@ func (s *Simulator) nodeIP(node *corev1.Node) (string, error) {
 		s.nodeIPs.Occupy(node.Name, ip)
 		return ip.String(), nil
 	}
-	ip, err := s.nodeIPs.Get(node.Name)
+	share, shares := 0, 1
+	if s.members != nil {
+		share, shares = s.members.current.Load().index(s.opts.Holder)
+	}
+	ip, err := s.nodeIPs.GetShare(node.Name, share, shares)
 	if err != nil {
 		return "", fmt.Errorf("node addresses: %w", err)
 	}

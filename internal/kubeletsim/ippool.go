@@ -49,7 +49,14 @@ func toIP(v uint32) net.IP {
 }
 
 // Get returns key's address, allocating one if it has none.
-func (p *ipPool) Get(key string) (net.IP, error) {
+func (p *ipPool) Get(key string) (net.IP, error) { return p.GetShare(key, 0, 1) }
+
+// GetShare is Get for the share-th of shares allocators of one range
+// (simulators sharing the nodes): it hands out addresses whose offset is
+// share modulo shares first, so that allocators that have not yet seen
+// each other's addresses do not give the same one; any free one if its
+// share is full.
+func (p *ipPool) GetShare(key string, share, shares int) (net.IP, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if v, ok := p.byKey[key]; ok {
@@ -58,12 +65,18 @@ func (p *ipPool) Get(key string) (net.IP, error) {
 	if uint32(len(p.inUse)) >= p.size {
 		return nil, fmt.Errorf("no free address left in %s (%d in use)", p.cidr, len(p.inUse))
 	}
-	for i := uint32(0); i < p.size; i++ {
-		v := p.first + (p.next+i)%p.size
-		if _, taken := p.inUse[v]; !taken {
-			p.next = (p.next + i + 1) % p.size
-			p.byKey[key], p.inUse[v] = v, key
-			return toIP(v), nil
+	for _, mine := range []bool{true, false} {
+		for i := uint32(0); i < p.size; i++ {
+			off := (p.next + i) % p.size
+			if mine && shares > 1 && int(off%uint32(shares)) != share {
+				continue
+			}
+			v := p.first + off
+			if _, taken := p.inUse[v]; !taken {
+				p.next = (off + 1) % p.size
+				p.byKey[key], p.inUse[v] = v, key
+				return toIP(v), nil
+			}
 		}
 	}
 	return nil, fmt.Errorf("no free address left in %s", p.cidr)

@@ -2,6 +2,7 @@ package kubeletsim
 
 import (
 	"context"
+	"encoding/json"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -19,13 +20,19 @@ import (
 
 // leases keeps the Lease of every node this simulator holds renewed, as a
 // kubelet does: that is what tells the node-lifecycle controller a node is
-// alive. A Lease renewed lately by another holder means another simulator
-// (or a real kubelet) owns the node; it is left alone until that lapses.
+// alive. Of the candidate nodes it holds those the membership assigns to
+// it: it takes such a node's Lease at once from any simulator (a dead one,
+// or a live one the node has just moved from), while a Lease renewed
+// lately by a holder that is no simulator (a real kubelet) is left alone
+// until it lapses. A held node that moves to another simulator is renewed
+// on its schedule until that one has taken it, so it never lapses between
+// the two; it is managed (its pods too) only while assigned here.
 type leases struct {
 	client   coordinationclient.LeasesGetter
 	holder   string
 	duration time.Duration
 	interval time.Duration
+	members  membership
 	// onAcquired is told when a node becomes ours.
 	onAcquired func(node string)
 
@@ -38,7 +45,23 @@ type leases struct {
 	held    map[string]*coordinationv1.Lease // our current copy of each held lease
 	wanted  map[string]types.UID             // nodes we should hold, with their UIDs
 	stopped map[string]bool                  // held nodes whose Lease must lapse
+	// from is the simulator a node assigned here last was assigned to:
+	// its Lease is taken from it with one write.
+	from map[string]string
 }
+
+// membership says which simulator is to hold a node's Lease, and which
+// holders are simulators.
+type membership interface {
+	owner(node string) string
+	isKnown(holder string) bool
+}
+
+// alone is the membership of a simulator that shares nodes with nobody.
+type alone string
+
+func (a alone) owner(string) string        { return string(a) }
+func (a alone) isKnown(holder string) bool { return holder == string(a) }
 
 func newLeases(client coordinationclient.LeasesGetter, holder string, duration, interval time.Duration, onAcquired func(string)) *leases {
 	return &leases{
@@ -46,12 +69,14 @@ func newLeases(client coordinationclient.LeasesGetter, holder string, duration, 
 		holder:     holder,
 		duration:   duration,
 		interval:   interval,
+		members:    alone(holder),
 		onAcquired: onAcquired,
 		queue:      workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "leases"}),
 		backoff:    workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, interval),
 		held:       map[string]*coordinationv1.Lease{},
 		wanted:     map[string]types.UID{},
 		stopped:    map[string]bool{},
+		from:       map[string]string{},
 	}
 }
 
@@ -92,12 +117,47 @@ func (l *leases) drop(name string) {
 	l.mu.Unlock()
 }
 
-// holds reports whether this simulator holds node's Lease.
+// holds reports whether this simulator holds node's Lease and the node is
+// assigned to it: whether it manages the node.
 func (l *leases) holds(name string) bool {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	_, ok := l.held[name]
-	return ok
+	l.mu.Unlock()
+	return ok && l.owns(name)
+}
+
+// owns reports whether node is assigned to this simulator.
+func (l *leases) owns(name string) bool { return l.members.owner(name) == l.holder }
+
+// reassign follows a change of the simulators sharing the nodes: a node
+// that comes here has its Lease taken at once (or, if still held from
+// before, is managed again at once). One that goes elsewhere needs
+// nothing now: it is no longer managed here, and its next renewal hands
+// it over.
+func (l *leases) reassign(prev, next *assignment) {
+	var take, resume []string
+	l.mu.Lock()
+	for name := range l.wanted {
+		was := prev.owner(name)
+		if was == l.holder || next.owner(name) != l.holder || l.stopped[name] {
+			continue
+		}
+		if _, held := l.held[name]; held {
+			resume = append(resume, name)
+			continue
+		}
+		l.from[name] = was
+		take = append(take, name)
+	}
+	l.mu.Unlock()
+	for _, name := range take {
+		l.queue.Add(name)
+	}
+	if l.onAcquired != nil {
+		for _, name := range resume {
+			l.onAcquired(name)
+		}
+	}
 }
 
 func (l *leases) run(ctx context.Context, workers int) {
@@ -129,13 +189,20 @@ func (l *leases) renew(ctx context.Context, name string) {
 	uid, wanted := l.wanted[name]
 	lease := l.held[name]
 	stopped := l.stopped[name]
+	from := l.from[name]
+	delete(l.from, name)
 	l.mu.Unlock()
 	if !wanted || stopped {
 		l.backoff.Forget(name)
 		return // setStopped(false) queues it again
 	}
+	owns := l.owns(name)
+	if lease == nil && !owns {
+		l.backoff.Forget(name)
+		return // another simulator's; reassign queues it if it comes here
+	}
 	wasHeld := lease != nil
-	next, err := l.write(ctx, name, uid, lease)
+	next, err := l.write(ctx, name, uid, lease, owns, from)
 	l.mu.Lock()
 	switch _, still := l.wanted[name]; {
 	case !still || (err == nil && next == nil):
@@ -152,8 +219,11 @@ func (l *leases) renew(ctx context.Context, name string) {
 	}
 	l.backoff.Forget(name)
 	if next == nil {
-		// Another holder has it: look again once it could have lapsed.
-		l.queue.AddAfter(name, l.duration)
+		if owns {
+			// A holder that is no simulator has it: look again once it
+			// could have lapsed.
+			l.queue.AddAfter(name, l.duration)
+		} // else handed over to the simulator it is assigned to
 		return
 	}
 	if !wasHeld && l.onAcquired != nil {
@@ -163,9 +233,12 @@ func (l *leases) renew(ctx context.Context, name string) {
 	l.queue.AddAfter(name, l.interval-rand.N(l.interval/5+1))
 }
 
-// write renews lease (our copy, or nil) or takes it over if it is free or
-// has lapsed. It returns nil, nil when another live holder has it.
-func (l *leases) write(ctx context.Context, name string, uid types.UID, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+// write renews lease (our copy, or nil) or, if the node is ours (owns),
+// takes it over when it is free, lapsed or another simulator's; from, if
+// set, is the simulator likely to hold it. It returns nil, nil when the
+// node is not ours to take: another simulator took it from us, or a live
+// holder that is no simulator has it.
+func (l *leases) write(ctx context.Context, name string, uid types.UID, lease *coordinationv1.Lease, owns bool, from string) (*coordinationv1.Lease, error) {
 	leases := l.client.Leases(corev1.NamespaceNodeLease)
 	now := metav1.NewMicroTime(time.Now())
 	if lease != nil {
@@ -179,8 +252,19 @@ func (l *leases) write(ctx context.Context, name string, uid types.UID, lease *c
 		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
 			return nil, err
 		}
+		if !owns {
+			return nil, nil // the simulator it is assigned to has taken it
+		}
 	}
-	if lease == nil {
+	switch {
+	case lease == nil && from != "":
+		// Taken over from the simulator it moved from, in one write: a
+		// dead simulator's thousands of nodes must be taken before their
+		// Leases lapse. If that one no longer holds it, look below.
+		if out, err := l.takeFrom(ctx, name, from, now); err == nil {
+			return out, nil
+		}
+	case lease == nil:
 		// A new node has no Lease yet: try making it before looking.
 		created, err := leases.Create(ctx, l.newLease(name, uid, now), metav1.CreateOptions{})
 		if err == nil {
@@ -201,7 +285,7 @@ func (l *leases) write(ctx context.Context, name string, uid types.UID, lease *c
 	if err != nil {
 		return nil, err
 	}
-	if !l.free(current, now.Time) {
+	if !l.mayTake(current, now.Time) {
 		return nil, nil
 	}
 	taken := current.DeepCopy()
@@ -212,6 +296,30 @@ func (l *leases) write(ctx context.Context, name string, uid types.UID, lease *c
 		return nil, err
 	}
 	return out, nil
+}
+
+// takeFrom takes node's Lease if holder still holds it: a JSON patch that
+// tests the holder, so it takes nothing from anyone else.
+func (l *leases) takeFrom(ctx context.Context, name, holder string, now metav1.MicroTime) (*coordinationv1.Lease, error) {
+	patch, err := json.Marshal([]map[string]any{
+		{"op": "test", "path": "/spec/holderIdentity", "value": holder},
+		{"op": "add", "path": "/spec/holderIdentity", "value": l.holder},
+		{"op": "add", "path": "/spec/leaseDurationSeconds", "value": int32(l.duration / time.Second)},
+		{"op": "add", "path": "/spec/renewTime", "value": now},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return l.client.Leases(corev1.NamespaceNodeLease).Patch(ctx, name, types.JSONPatchType, patch, metav1.PatchOptions{})
+}
+
+// mayTake reports whether a node's Lease may be taken by its assignee: it
+// is free, or its holder is a simulator (dead, or one the node moved from).
+func (l *leases) mayTake(lease *coordinationv1.Lease, now time.Time) bool {
+	if l.free(lease, now) {
+		return true
+	}
+	return l.members.isKnown(*lease.Spec.HolderIdentity)
 }
 
 // free reports whether a Lease is ours, unheld or lapsed.

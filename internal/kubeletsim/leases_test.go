@@ -97,7 +97,7 @@ func TestLeaseRenewalMovesRenewTime(t *testing.T) {
 	ours.OwnerReferences[0].UID = nodeUID
 	l, client := newTestLeases(t, ours)
 	before := time.Now().Add(-time.Second)
-	out, err := l.write(context.Background(), nodeName, nodeUID, ours)
+	out, err := l.write(context.Background(), nodeName, nodeUID, ours, true, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestLeaseRenewalMovesRenewTime(t *testing.T) {
 func TestLeaseOfAnotherLiveHolderIsLeftAlone(t *testing.T) {
 	theirs := heldLease("someone-else", time.Now())
 	l, client := newTestLeases(t, theirs)
-	out, err := l.write(context.Background(), nodeName, nodeUID, nil)
+	out, err := l.write(context.Background(), nodeName, nodeUID, nil, true, "")
 	if out != nil || err != nil {
 		t.Fatalf("write = %v, %v; want nil, nil", out, err)
 	}
@@ -124,7 +124,7 @@ func TestLeaseOfAnotherLiveHolderIsLeftAlone(t *testing.T) {
 func TestLapsedLeaseOfAnotherHolderIsTakenOver(t *testing.T) {
 	l, client := newTestLeases(t, heldLease("someone-else", time.Now().Add(-time.Hour)))
 	before := time.Now().Add(-time.Second)
-	out, err := l.write(context.Background(), nodeName, nodeUID, nil)
+	out, err := l.write(context.Background(), nodeName, nodeUID, nil, true, "")
 	if err != nil || out == nil {
 		t.Fatalf("write = %v, %v; want the Lease taken", out, err)
 	}
@@ -153,7 +153,7 @@ func TestFailedLeaseWriteKeepsOurCopy(t *testing.T) {
 			client.PrependReactor(tc.verb, "leases", func(clienttesting.Action) (bool, runtime.Object, error) {
 				return true, nil, errors.New("etcd is down")
 			})
-			out, err := l.write(context.Background(), nodeName, nodeUID, ours)
+			out, err := l.write(context.Background(), nodeName, nodeUID, ours, true, "")
 			if out != nil || err == nil {
 				t.Errorf("write = %v, %v; want nil and the error", out, err)
 			}

@@ -40,6 +40,7 @@ type Simulator struct {
 	podLister   corelisters.PodLister
 	podsByNode  cache.Indexer
 	leases      *leases
+	members     *members
 	nodeRunner  *runner
 	podRunner   *runner
 	nodeIPs     *ipPool
@@ -152,6 +153,8 @@ func (s *Simulator) run(ctx context.Context) error {
 		return err
 	}
 	s.leases = newLeases(s.client.CoordinationV1(), s.opts.Holder, s.opts.LeaseDuration, s.opts.LeaseRenewInterval, s.nodeAcquired)
+	members := newMembers(s.client, s.opts.Holder, s.opts.LeaseDuration, s.leases.reassign)
+	s.leases.members, s.members = members, members
 
 	if _, err := nodeInformer.Informer().AddEventHandler(s.nodeHandler()); err != nil {
 		return err
@@ -177,11 +180,18 @@ func (s *Simulator) run(ctx context.Context) error {
 			klog.ErrorS(err, "applying stages; retrying")
 		}
 	}
-	klog.InfoS("kubelet simulator started", "holder", s.opts.Holder, "manageAllNodes", s.opts.ManageAllNodes)
+	// Nodes are shared from the start: no Lease is taken before the other
+	// simulators are known.
+	if err := members.start(ctx); err != nil {
+		return err
+	}
+	klog.InfoS("kubelet simulator started", "holder", s.opts.Holder, "manageAllNodes", s.opts.ManageAllNodes,
+		"announcement", memberLeaseName(s.opts.Holder))
 
 	var wg sync.WaitGroup
 	runs := []func(){
 		func() { s.leases.run(ctx, leaseWorkers) },
+		func() { members.run(ctx) },
 		func() { s.nodeRunner.run(ctx, 16) },
 		func() { s.podRunner.run(ctx, 32) },
 	}
@@ -282,6 +292,10 @@ func (s *Simulator) nodeChanged(obj any) {
 		s.leases.drop(node.Name)
 		return
 	}
+	// Another simulator's addresses too: no node gets one twice.
+	if ip := internalIP(node); ip != nil {
+		s.nodeIPs.Occupy(node.Name, ip)
+	}
 	s.leases.want(node)
 	s.checkPodCIDR(node)
 	// Started again, its Lease is renewed at once and, held again, the node
@@ -304,13 +318,19 @@ func (s *Simulator) podCIDRArrived(old, obj any) {
 	}
 }
 
-// nodeAcquired runs when this simulator takes a node's Lease: the node and
-// every pod already bound to it get their turn.
+// nodeAcquired runs when this simulator takes a node's Lease (or a node it
+// still held is assigned to it again): the node and every pod already
+// bound to it get their turn, the addresses another simulator gave its
+// pods taken first.
 func (s *Simulator) nodeAcquired(name string) {
-	if node, err := s.nodeLister.Get(name); err == nil {
+	node, err := s.nodeLister.Get(name)
+	if err == nil {
 		s.nodeRunner.enqueue(node)
 	}
 	pods, _ := s.podsByNode.ByIndex(podsByNodeIndex, name)
+	if node != nil {
+		s.occupyPodAddresses(node, pods)
+	}
 	for _, pod := range pods {
 		s.podRunner.enqueue(pod)
 	}
