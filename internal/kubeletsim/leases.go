@@ -130,33 +130,25 @@ func (l *leases) holds(name string) bool {
 func (l *leases) owns(name string) bool { return l.members.owner(name) == l.holder }
 
 // reassign follows a change of the simulators sharing the nodes: a node
-// that comes here has its Lease taken at once (or, if still held from
-// before, is managed again at once). One that goes elsewhere needs
-// nothing now: it is no longer managed here, and its next renewal hands
-// it over.
+// that comes here has its Lease taken at once — even one still held from
+// before it went, which the simulator it went to may have taken since.
+// One that goes elsewhere needs nothing now: it is no longer managed
+// here, and its next renewal hands it over.
 func (l *leases) reassign(prev, next *assignment) {
-	var take, resume []string
+	var take []string
 	l.mu.Lock()
 	for name := range l.wanted {
 		was := prev.owner(name)
 		if was == l.holder || next.owner(name) != l.holder || l.stopped[name] {
 			continue
 		}
-		if _, held := l.held[name]; held {
-			resume = append(resume, name)
-			continue
-		}
+		delete(l.held, name)
 		l.from[name] = was
 		take = append(take, name)
 	}
 	l.mu.Unlock()
 	for _, name := range take {
 		l.queue.Add(name)
-	}
-	if l.onAcquired != nil {
-		for _, name := range resume {
-			l.onAcquired(name)
-		}
 	}
 }
 

@@ -170,25 +170,37 @@ func TestNodeMovingAwayIsRenewedUntilTaken(t *testing.T) {
 	}
 }
 
-// A node that comes back while its Lease is still held here (the joiner
-// died before taking it) is managed again at once, without a write.
-func TestNodeStillHeldComesBackWithoutAWrite(t *testing.T) {
-	l, client := newTestLeases(t)
-	members := &fixedMembers{owns: us, known: []string{us}}
-	l.members = members
-	var acquired []string
-	l.onAcquired = func(node string) { acquired = append(acquired, node) }
-	l.want(testNode())
-	l.renew(context.Background(), nodeName)
-	firstLook(l)
-	members.owns = "joiner"
-	l.reassign(only(us), only("joiner"))
-	members.owns = us
-	client.ClearActions()
-	acquired = nil
-	l.reassign(only("joiner"), only(us))
-	if w := writes(client); len(w) != 0 || !l.holds(nodeName) || !slices.Equal(acquired, []string{nodeName}) {
-		t.Errorf("writes %v, holds %v, acquired %v; want the node managed again, no write", w, l.holds(nodeName), acquired)
+// A node that goes to a joiner and comes back (the joiner stopped) is
+// taken again at once, whether or not the joiner had taken it meanwhile,
+// though it was still held here: the Lease is ours and the node managed.
+func TestNodeComingBackIsTakenAgainAtOnce(t *testing.T) {
+	for _, joinerTookIt := range []bool{true, false} {
+		l, client := newTestLeases(t)
+		members := &fixedMembers{owns: us, known: []string{us, "joiner"}}
+		l.members = members
+		var acquired []string
+		l.onAcquired = func(node string) { acquired = append(acquired, node) }
+		l.want(testNode())
+		l.renew(context.Background(), nodeName)
+		firstLook(l)
+		members.owns = "joiner"
+		l.reassign(only(us), only("joiner"))
+		if joinerTookIt {
+			taken := stored(t, client)
+			taken.Spec.HolderIdentity = ptrTo("joiner")
+			if _, err := client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Update(context.Background(), taken, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		members.owns = us
+		acquired = nil
+		before := time.Now().Add(-time.Second)
+		takeOver(t, l, only("joiner"), only(us))
+		lease := stored(t, client)
+		if *lease.Spec.HolderIdentity != us || lease.Spec.RenewTime.Time.Before(before) || !l.holds(nodeName) || !slices.Equal(acquired, []string{nodeName}) {
+			t.Errorf("joiner took it: %v: Lease %+v, holds %v, acquired %v; want it ours again at once and managed",
+				joinerTookIt, lease.Spec, l.holds(nodeName), acquired)
+		}
 	}
 }
 
