@@ -15,6 +15,7 @@ func newBenchCommand() *cobra.Command {
 	cmd := group("bench", "Measure kubesim on this machine",
 		newBenchCreateCommand(),
 		newBenchDPDBCommand(),
+		newBenchTakeoverCommand(),
 		newBenchScenarioCommand("nodes", "Time N simulated nodes created until Ready and schedulable", bench.NodesScenario),
 		newBenchScenarioCommand("pods", "Time N pods bound to one node until Running, then deleted until gone", bench.PodsScenario),
 		newBenchScenarioCommand("deployment", "Time a Deployment of N pods scheduled onto M nodes until Running", bench.DeploymentScenario),
@@ -108,5 +109,37 @@ func newBenchDPDBCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&pairs, "pairs", 50, "pairs of neighbouring pods, one in each cluster")
+	return cmd
+}
+
+func newBenchTakeoverCommand() *cobra.Command {
+	o := bench.TakeoverOptions{}
+	var config string
+	cmd := &cobra.Command{
+		Use:   "takeover",
+		Short: "Share N nodes among kubelet-sim processes, kill -9 one, and time the others taking its nodes over; report the balance and the nodes that went NotReady",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Nodes < 1 {
+				return fmt.Errorf("--nodes: must be at least 1, got %d", o.Nodes)
+			}
+			if o.Simulators < 2 {
+				return fmt.Errorf("--simulators: must be at least 2 (one is killed), got %d", o.Simulators)
+			}
+			var err error
+			if o.Config, err = loadConfigFlag(config); err != nil {
+				return err
+			}
+			if o.Home, err = clusterdir.Home(); err != nil {
+				return err
+			}
+			o.Out, o.Log = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return bench.Takeover(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().IntVar(&o.Nodes, "nodes", 2000, "simulated nodes")
+	cmd.Flags().IntVar(&o.Simulators, "simulators", 2, "kubelet-sim processes sharing them")
+	cmd.Flags().BoolVar(&o.Keep, "keep", false, "keep the cluster afterwards, to look into it (the simulators' logs are in its logs/)")
+	cmd.Flags().StringVar(&config, "config", "", "a kubesim.io/v1alpha1 Cluster file for the throwaway cluster (its name is replaced; nodeLifecycle.nodeMonitorGracePeriod sets the grace)")
 	return cmd
 }
