@@ -88,7 +88,7 @@ func newScaleNodeCommand() *cobra.Command {
 			return p.ScaleNodes(cmd.Context(), f.name, o)
 		}),
 	}
-	f.addName(cmd)
+	f.add(cmd)
 	cmd.Flags().IntVar(&replicas, "replicas", 0, "how many nodes the group should have in all")
 	cmd.Flags().StringVar(&group, "group", "", "the node group to scale, as the cluster's nodeGroups name it (default: the unnamed group, node-000000 …)")
 	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the nodes to be Ready (0: don't wait)")
