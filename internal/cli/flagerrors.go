@@ -22,7 +22,7 @@ func flagError(_ *cobra.Command, err error) error {
 	switch flag.Value.Type() {
 	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
 		if errors.Is(err, strconv.ErrRange) {
-			return fmt.Errorf("%s: %s is too large for it (a %s)", name, value, flag.Value.Type())
+			return fmt.Errorf("%s: %s is out of range; give a smaller number", name, value)
 		}
 		return fmt.Errorf("%s: %q is not a whole number; give one, such as %s 3", name, value, name)
 	case "duration":
