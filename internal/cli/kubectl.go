@@ -37,8 +37,11 @@ func newKubectlCommand() *cobra.Command {
 			}
 			kubeconfig, err := p.KubeconfigPath(target.Name)
 			if err != nil {
-				// Said only here: kubectl's output is kubectl's own.
-				fmt.Fprintln(cmd.ErrOrStderr(), target)
+				// Said only here, and only if the user did not say which:
+				// kubectl's output is kubectl's own.
+				if !given {
+					fmt.Fprintln(cmd.ErrOrStderr(), target)
+				}
 				return err
 			}
 			streams := genericiooptions.IOStreams{In: cmd.InOrStdin(), Out: cmd.OutOrStdout(), ErrOut: cmd.ErrOrStderr()}

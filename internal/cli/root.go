@@ -124,8 +124,8 @@ func (f *clusterFlags) add(cmd *cobra.Command) {
 // run makes a RunE that gives do the cluster provider for these flags,
 // with f.name set to the cluster the command acts on (cluster.Target:
 // --name, else the current context's kubesim cluster, else "kubesim"),
-// and says which on stderr first. A --name given must be a cluster name:
-// --name "" never means the default.
+// and, without --name, says which and why on stderr first. A --name given
+// must be a cluster name: --name "" never means the default.
 func (f *clusterFlags) run(do func(cmd *cobra.Command, p *cluster.Provider, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		p, err := cluster.NewProvider(f.kubeconfig, cmd.ErrOrStderr())
@@ -137,7 +137,9 @@ func (f *clusterFlags) run(do func(cmd *cobra.Command, p *cluster.Provider, args
 			return err
 		}
 		f.name = target.Name
-		fmt.Fprintln(cmd.ErrOrStderr(), target)
+		if !cmd.Flags().Changed("name") { // else the user said which
+			fmt.Fprintln(cmd.ErrOrStderr(), target)
+		}
 		if seen, ok := cmd.Context().Value(targetOnly{}).(*cluster.Target); ok {
 			*seen = target
 			return errTargetOnly
