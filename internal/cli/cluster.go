@@ -62,7 +62,18 @@ func newCreateClusterCommand() *cobra.Command {
 		Use:   "cluster",
 		Short: "Create a simulated cluster and wait until it is ready",
 		Args:  cobra.NoArgs,
-		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, _ []string) error {
+		// Not f.run: --name names the new cluster, the current context's
+		// cluster being no default for it.
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("name") {
+				if err := v1alpha1.ValidateName(f.name); err != nil {
+					return err
+				}
+			}
+			p, err := cluster.NewProvider(f.kubeconfig, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
 			c, err := f.clusterConfig(cmd)
 			if err != nil {
 				return err
@@ -73,10 +84,11 @@ func newCreateClusterCommand() *cobra.Command {
 				return err
 			}
 			return p.Create(cmd.Context(), c, cluster.CreateOptions{Wait: f.wait, Retain: f.retain, Nodes: nodes, OwnerPID: f.ownerPID})
-		}),
+		},
 	}
-	f.add(cmd)
 	fl := cmd.Flags()
+	fl.StringVar(&f.name, "name", v1alpha1.DefaultClusterName, "the new cluster's name")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig to write the cluster's context to (default $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(&f.config, "config", "", "a kubesim.io/v1alpha1 Cluster file; flags override it")
 	fl.IntVar(&f.apiServerPort, "api-server-port", 0, "loopback port of the API server (0: any free port)")
 	fl.StringVar(&f.podSubnet, "pod-subnet", "", "pod range, a CIDR per node holding at least 1,000 pods and the nodes' pods capacity (default "+v1alpha1.DefaultPodSubnet+": 16,384 nodes of /22)")
@@ -194,19 +206,26 @@ func (f *createClusterFlags) clusterConfig(cmd *cobra.Command) (*v1alpha1.Cluste
 func newDeleteClusterCommand() *cobra.Command {
 	f := &clusterFlags{}
 	var all bool
+	deleteOne := f.run(func(cmd *cobra.Command, p *cluster.Provider, _ []string) error {
+		return p.Delete(cmd.Context(), f.name)
+	})
 	cmd := &cobra.Command{
 		Use:   "cluster",
 		Short: "Stop a cluster, remove its files and its kubeconfig context",
 		Args:  cobra.NoArgs,
-		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, _ []string) error {
-			if all {
-				if cmd.Flags().Changed("name") {
-					return errors.New("--all and --name: give one or the other")
-				}
-				return p.DeleteAll(cmd.Context())
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !all {
+				return deleteOne(cmd, args)
 			}
-			return p.Delete(cmd.Context(), f.name)
-		}),
+			if cmd.Flags().Changed("name") {
+				return errors.New("--all and --name: give one or the other")
+			}
+			p, err := cluster.NewProvider(f.kubeconfig, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			return p.DeleteAll(cmd.Context())
+		},
 	}
 	f.add(cmd)
 	cmd.Flags().BoolVar(&all, "all", false, "delete every cluster")

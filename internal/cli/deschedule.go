@@ -7,7 +7,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"k8s.io/klog/v2"
 
 	"github.com/kubesim/kubesim/internal/cluster"
 	"github.com/kubesim/kubesim/internal/descheduler"
@@ -45,10 +44,9 @@ func newDeschedulerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			// The report is the output; upstream's log lines (such as
-			// Events still queued when the cycle ends) would only be noise.
-			klog.SetOutput(io.Discard)
-			klog.LogToStderr(false)
+			// The report is the output; of upstream's log lines only its
+			// errors are news.
+			descheduler.LogErrors(cmd.ErrOrStderr())
 			report, err := descheduler.Run(cmd.Context(), descheduler.Options{Config: cfg, Policy: policy, DryRun: f.dryRun})
 			if err != nil {
 				return err

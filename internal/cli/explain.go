@@ -22,7 +22,7 @@ type explainFlags struct {
 }
 
 func (f *explainFlags) add(cmd *cobra.Command) {
-	f.addName(cmd)
+	f.clusterFlags.add(cmd)
 	f.output.add(cmd)
 	cmd.Flags().StringVarP(&f.namespace, "namespace", "n", metav1.NamespaceDefault, "namespace")
 }

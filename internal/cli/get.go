@@ -20,14 +20,17 @@ func newGetCommand() *cobra.Command {
 }
 
 func newGetClustersCommand() *cobra.Command {
-	f := &clusterFlags{}
 	var out output
 	cmd := &cobra.Command{
 		Use:     "clusters",
 		Aliases: []string{"cluster"},
 		Short:   "List clusters",
 		Args:    cobra.NoArgs,
-		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := cluster.NewProvider("", cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
 			infos, err := p.List()
 			if err != nil {
 				return err
@@ -38,7 +41,7 @@ func newGetClustersCommand() *cobra.Command {
 			return out.print(cmd.OutOrStdout(), infos, func(w io.Writer) error {
 				return printClusters(w, cmd.ErrOrStderr(), infos)
 			})
-		}),
+		},
 	}
 	out.add(cmd)
 	return cmd
@@ -82,7 +85,7 @@ func newGetKubeconfigCommand() *cobra.Command {
 			return err
 		}),
 	}
-	f.addName(cmd)
+	f.add(cmd)
 	return cmd
 }
 

@@ -23,7 +23,7 @@ func TestGetClustersOutput(t *testing.T) {
 		}
 	}
 	_, _, err := execute(t, "get", "clusters", "-o", "xml")
-	if want := `invalid argument "xml" for "-o, --output" flag: use one of table, json, yaml`; err == nil || err.Error() != want {
+	if want := `--output: "xml": use one of table, json, yaml`; err == nil || err.Error() != want {
 		t.Errorf("get clusters -o xml: %v, want %q", err, want)
 	}
 }

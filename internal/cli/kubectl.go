@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"strings"
 
@@ -22,7 +23,7 @@ func newKubectlCommand() *cobra.Command {
 		Short: "Run the embedded kubectl against a cluster (context preset)",
 		Long: "Runs kubectl, built into kubesim, with the cluster's admin kubeconfig.\n" +
 			"--name, if given, must come before kubectl's own arguments; without it, the cluster of\n" +
-			"the current kubectl context (kubesim-NAME), else \"" + v1alpha1.DefaultClusterName + "\".",
+			"the current kubectl context when it is a kubesim cluster's (kubesim-NAME), else \"" + v1alpha1.DefaultClusterName + "\".",
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, given, args := splitNameFlag(args)
@@ -30,11 +31,17 @@ func newKubectlCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !given {
-				name = p.CurrentCluster()
-			}
-			kubeconfig, err := p.KubeconfigPath(name)
+			target, err := p.Target(name, given)
 			if err != nil {
+				return err
+			}
+			kubeconfig, err := p.KubeconfigPath(target.Name)
+			if err != nil {
+				// Said only here, and only if the user did not say which:
+				// kubectl's output is kubectl's own.
+				if !given {
+					fmt.Fprintln(cmd.ErrOrStderr(), target)
+				}
 				return err
 			}
 			streams := genericiooptions.IOStreams{In: cmd.InOrStdin(), Out: cmd.OutOrStdout(), ErrOut: cmd.ErrOrStderr()}

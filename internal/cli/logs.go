@@ -26,7 +26,7 @@ func newLogsCommand() *cobra.Command {
 			return printFile(cmd.Context(), cmd.OutOrStdout(), path, follow)
 		}),
 	}
-	f.addName(cmd)
+	f.add(cmd)
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing what is appended, until interrupted")
 	return cmd
 }

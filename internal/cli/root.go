@@ -4,9 +4,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -26,7 +28,8 @@ func Main(args []string) int {
 	root := NewRootCommand()
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintf(root.ErrOrStderr(), "kubesim: %v\n", err)
+		// Cobra ends its suggestions with a line break.
+		fmt.Fprintf(root.ErrOrStderr(), "kubesim: %s\n", strings.TrimRight(err.Error(), "\n"))
 		return 1
 	}
 	return 0
@@ -41,6 +44,7 @@ func NewRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newClusterVerbCommands()...)
 	root.AddCommand(
 		newGetCommand(),
@@ -63,10 +67,42 @@ func NewRootCommand() *cobra.Command {
 }
 
 // group is a command that only holds subcommands, such as `kubesim get`.
+// Run without one, or with one it does not have, it fails (after its help,
+// or with the nearest names), as kubectl's do: cobra would print the help
+// and exit 0, and a script would carry on after `kubesim get clusterz`.
 func group(use, short string, subcommands ...*cobra.Command) *cobra.Command {
-	cmd := &cobra.Command{Use: use, Short: short}
+	cmd := &cobra.Command{
+		Use:                        use,
+		Short:                      short,
+		SuggestionsMinimumDistance: 2,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return unknownCommand(cmd, args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cmd.SetOut(cmd.ErrOrStderr())
+			if err := cmd.Help(); err != nil {
+				return err
+			}
+			return fmt.Errorf("%q needs a command, such as %q", cmd.CommandPath(), cmd.CommandPath()+" "+cmd.Commands()[0].Name())
+		},
+	}
 	cmd.AddCommand(subcommands...)
 	return cmd
+}
+
+// unknownCommand is cobra's own error for an unknown command of the root,
+// with its suggestions, for any command that holds subcommands.
+func unknownCommand(cmd *cobra.Command, typed string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", typed, cmd.CommandPath())
+	if suggestions := cmd.SuggestionsFor(typed); len(suggestions) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(suggestions, "\n\t")
+	} else {
+		msg += fmt.Sprintf("; see %q", cmd.CommandPath()+" --help")
+	}
+	return errors.New(msg)
 }
 
 // clusterFlags are the flags every command aimed at one cluster has.
@@ -75,36 +111,49 @@ type clusterFlags struct {
 	kubeconfig string
 }
 
-// add adds --name and --kubeconfig, the file the cluster's context is
-// written to.
+// add adds --name and --kubeconfig: the file whose current context says
+// which cluster to act on without --name, and that create and start write
+// the cluster's context to.
 func (f *clusterFlags) add(cmd *cobra.Command) {
-	f.addName(cmd)
+	cmd.Flags().StringVar(&f.name, "name", v1alpha1.DefaultClusterName,
+		"cluster name (default: the current context's cluster, kubesim-NAME, else "+v1alpha1.DefaultClusterName+")")
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "",
-		"kubeconfig to write the cluster's context to (default $KUBECONFIG or ~/.kube/config)")
+		"kubeconfig whose current context chooses the cluster, and that takes its context (default $KUBECONFIG or ~/.kube/config)")
 }
 
-// addName adds only --name, for commands that never touch the user's
-// kubeconfig.
-func (f *clusterFlags) addName(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.name, "name", v1alpha1.DefaultClusterName, "cluster name")
-}
-
-// run makes a RunE that gives do the cluster provider for these flags. A
-// --name given must be a cluster name: --name "" never means the default.
+// run makes a RunE that gives do the cluster provider for these flags,
+// with f.name set to the cluster the command acts on (cluster.Target:
+// --name, else the current context's kubesim cluster, else "kubesim"),
+// and, without --name, says which and why on stderr first. A --name given
+// must be a cluster name: --name "" never means the default.
 func (f *clusterFlags) run(do func(cmd *cobra.Command, p *cluster.Provider, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		if cmd.Flags().Changed("name") {
-			if err := v1alpha1.ValidateName(f.name); err != nil {
-				return err
-			}
-		}
 		p, err := cluster.NewProvider(f.kubeconfig, cmd.ErrOrStderr())
 		if err != nil {
 			return err
 		}
+		target, err := p.Target(f.name, cmd.Flags().Changed("name"))
+		if err != nil {
+			return err
+		}
+		f.name = target.Name
+		if !cmd.Flags().Changed("name") { // else the user said which
+			fmt.Fprintln(cmd.ErrOrStderr(), target)
+		}
+		if seen, ok := cmd.Context().Value(targetOnly{}).(*cluster.Target); ok {
+			*seen = target
+			return errTargetOnly
+		}
 		return do(cmd, p, args)
 	}
 }
+
+// targetOnly, as a key of a command's context holding a *cluster.Target,
+// makes clusterFlags.run stop once it has chosen the cluster, keeping it
+// there: the test that every command chooses its cluster by one rule.
+type targetOnly struct{}
+
+var errTargetOnly = errors.New("stopped once the cluster was chosen")
 
 // newComponentCommand documents `kubesim component`, which main handles
 // before cobra sees it.

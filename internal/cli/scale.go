@@ -71,7 +71,7 @@ func newScaleNodeCommand() *cobra.Command {
 	var wait time.Duration
 	cmd := &cobra.Command{
 		Use:   "node --replicas N [--group NAME]",
-		Short: "Give a node group N nodes in all (node-000000 … node-<N-1> without --group), creating or deleting, and wait until they are Ready",
+		Short: "Give a node group N nodes in all, not N more (node-000000 … node-<N-1> without --group), creating or deleting, and wait until they are Ready",
 		Args:  cobra.NoArgs,
 		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, _ []string) error {
 			if !cmd.Flags().Changed("replicas") {
@@ -88,11 +88,14 @@ func newScaleNodeCommand() *cobra.Command {
 			return p.ScaleNodes(cmd.Context(), f.name, o)
 		}),
 	}
-	f.addName(cmd)
+	f.add(cmd)
 	cmd.Flags().IntVar(&replicas, "replicas", 0, "how many nodes the group should have in all")
 	cmd.Flags().StringVar(&group, "group", "", "the node group to scale, as the cluster's nodeGroups name it (default: the unnamed group, node-000000 …)")
 	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the nodes to be Ready (0: don't wait)")
 	nodes.add(cmd)
+	// Said here: a scale that adds no node changes none.
+	cmd.Flags().Lookup("node-template").Usage = "a v1 Node manifest the nodes this scale makes are stamped from (nodes the group has stay as they are)"
+	cmd.Flags().Lookup("node-label").Usage = "a label k=v for the nodes this scale makes (repeatable; nodes the group has stay as they are)"
 	// `--template` and `--label`, as the issue and KWOK users write them.
 	cmd.Flags().StringVar(&nodes.template, "template", "", "alias of --node-template")
 	cmd.Flags().StringArrayVar(&nodes.labels, "label", nil, "alias of --node-label")

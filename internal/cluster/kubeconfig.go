@@ -3,11 +3,9 @@ package cluster
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/credentials"
 	"github.com/kubesim/kubesim/internal/kubeconfig"
@@ -86,22 +84,4 @@ func (p *Provider) editKubeconfig(change func(*kubeconfig.Doc) error) error {
 		p.logf("Note: %s was mode %04o; it holds an admin key now, so it is 0600", path, tightenedFrom)
 	}
 	return err
-}
-
-// CurrentCluster is the cluster the user's kubeconfig points at — its
-// current context is kubesim-<name> and that cluster exists — or the
-// default cluster name otherwise.
-func (p *Provider) CurrentCluster() string {
-	cfg, err := p.pathOptions().GetStartingConfig()
-	if err != nil {
-		return v1alpha1.DefaultClusterName
-	}
-	name, ok := strings.CutPrefix(cfg.CurrentContext, credentials.ContextName(""))
-	if !ok {
-		return v1alpha1.DefaultClusterName
-	}
-	if _, _, err := p.open(name); err != nil {
-		return v1alpha1.DefaultClusterName
-	}
-	return name
 }

@@ -8,6 +8,7 @@ package component
 
 import (
 	"context"
+	"regexp"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
@@ -58,6 +59,10 @@ type Component struct {
 	MemoryWeight int64
 	// GCPercent, if set, is the process's GOGC instead of kubesim's 400.
 	GCPercent string
+	// Quiet matches lines of the component's output that are expected
+	// and harmless in a kubesim cluster: the supervisor leaves them out of
+	// its log, so what is left there is news.
+	Quiet []*regexp.Regexp
 
 	// Identity, if set, is the client the component is to the API server:
 	// a certificate and a kubeconfig are made for it.

@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"regexp"
 	"strconv"
 	"time"
 
@@ -30,9 +31,18 @@ func upstreamComponents() []component.Component {
 		{Name: KubeAPIServer, Args: apiServerArgs, Ready: apiServerServing, Setup: bootstrapThenReady, Prepare: writeAPIServerFiles,
 			Ports:        func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.APIServer} },
 			ClientCerts:  []component.Identity{apiServerWebhookClient},
-			MemoryWeight: 45},
+			MemoryWeight: 45,
+			// As it starts, the API server closes etcd clients it made
+			// for a while (probes, each resource's storage) while gRPC
+			// still dials them: not etcd failing, which says otherwise
+			// (connection refused, no such file).
+			Quiet: []*regexp.Regexp{regexp.MustCompile(`grpc: addrConn\.createTransport failed to connect to .*(use of closed network connection|operation was canceled)`)}},
 		{Name: KubeControllerManager, Args: controllerManagerArgs, HeldDuringOutages: true, MemoryWeight: 15,
-			Identity: &controllerManagerIdentity},
+			Identity: &controllerManagerIdentity,
+			// The EndpointSlice controller's topology hints want every
+			// node to have a zone label; simulated nodes have none unless
+			// given one, and it says so at each change of Ready nodes.
+			Quiet: []*regexp.Regexp{regexp.MustCompile(`"Can't get CPU or zone information for node"`)}},
 		{Name: KubeScheduler, Args: schedulerArgs, Prepare: writeSchedulerConfig,
 			ServingCerts: []component.ServingCert{recorder.ServingCert},
 			Ports:        func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.SchedulerExplain} },

@@ -5,8 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // explain says a decoding error that reads like Go ("cannot unmarshal
@@ -21,6 +26,14 @@ func explain(jsonData []byte, obj any, err error) error {
 	var typeErr *json.UnmarshalTypeError
 	fresh := reflect.New(reflect.TypeOf(obj).Elem()).Interface()
 	if !errors.As(json.Unmarshal(jsonData, fresh), &typeErr) || typeErr.Field == "" {
+		var v any
+		d := json.NewDecoder(bytes.NewReader(jsonData))
+		d.UseNumber()
+		if d.Decode(&v) == nil {
+			if field, why := refused(reflect.TypeOf(obj), v, ""); field != "" {
+				return fmt.Errorf("%s: %s", field, why)
+			}
+		}
 		return err
 	}
 	field := schemaPath(reflect.TypeOf(obj), typeErr.Field)
@@ -187,4 +200,64 @@ func literal(v any) string {
 
 func isWholeNumber(s string) bool {
 	return s != "" && strings.Trim(s, "-0123456789") == ""
+}
+
+var unmarshaler = reflect.TypeFor[json.Unmarshaler]()
+
+// refused finds the first value, under path, of a type that decodes itself
+// (a duration, a quantity) and refuses it: the errors of those types name
+// no field ("time: invalid duration "ten""). It returns the field's path
+// and why, or "" if no such value is refused.
+func refused(t reflect.Type, v any, path string) (field, why string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if path != "" && reflect.PointerTo(t).Implements(unmarshaler) {
+		data, err := json.Marshal(v)
+		if err == nil {
+			err = json.Unmarshal(data, reflect.New(t).Interface())
+		}
+		if err != nil {
+			return path, refusal(t, v, err)
+		}
+		return "", ""
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		object, _ := v.(map[string]any)
+		for _, key := range slices.Sorted(maps.Keys(object)) {
+			if f, ok := jsonField(t, key); ok {
+				if field, why := refused(f.Type, object[key], strings.TrimPrefix(path+"."+key, ".")); field != "" {
+					return field, why
+				}
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		items, _ := v.([]any)
+		for _, item := range items {
+			if field, why := refused(t.Elem(), item, path); field != "" {
+				return field, why
+			}
+		}
+	case reflect.Map:
+		values, _ := v.(map[string]any)
+		for _, key := range slices.Sorted(maps.Keys(values)) {
+			if field, why := refused(t.Elem(), values[key], path); field != "" {
+				return field, why
+			}
+		}
+	}
+	return "", ""
+}
+
+// refusal says why a value of type t is refused, in the user's words for
+// the types users write most.
+func refusal(t reflect.Type, v any, err error) string {
+	switch t {
+	case reflect.TypeFor[metav1.Duration]():
+		return fmt.Sprintf("%s is not a duration; write one such as 30s, 5m or 1h30m", literal(v))
+	case reflect.TypeFor[resource.Quantity]():
+		return fmt.Sprintf("%s is not a quantity; write one such as 4, 500m or 32Gi", literal(v))
+	}
+	return err.Error()
 }

@@ -70,3 +70,18 @@ func TestOnlyOneManifestOfTheRightKind(t *testing.T) {
 		}
 	}
 }
+
+// A value a type of its own refuses (a duration, a quantity) is named by
+// its field, not only by its type's error ("time: invalid duration").
+func TestRefusedValuesNameTheirField(t *testing.T) {
+	for body, want := range map[string]string{
+		"nodeLifecycle: {nodeMonitorGracePeriod: ten}":    `nodeLifecycle.nodeMonitorGracePeriod: "ten" is not a duration; write one such as 30s, 5m or 1h30m`,
+		"descheduler: {interval: 5}":                      `descheduler.interval: 5 is not a duration; write one such as 30s, 5m or 1h30m`,
+		"memoryLimit: lots":                               `memoryLimit: "lots" is not a quantity; write one such as 4, 500m or 32Gi`,
+		"nodeGroups: [{name: a, capacity: {cpu: eight}}]": `nodeGroups.capacity: "eight" is not a quantity; write one such as 4, 500m or 32Gi`,
+	} {
+		if err := decodeCluster(body); err == nil || err.Error() != want {
+			t.Errorf("%q: got %v, want %q", body, err, want)
+		}
+	}
+}

@@ -19,8 +19,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/pager"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 )
@@ -120,6 +122,10 @@ func Nodes(ctx context.Context, client kubernetes.Interface, o Options) error {
 	}); err != nil {
 		return err
 	}
+	displaced, err := boundPods(ctx, client, remove, g.NodeName)
+	if err != nil {
+		return err
+	}
 	if err := inParallel(ctx, "deleting nodes", remove, g.NodeName, p, func(ctx context.Context, i int) error {
 		err := client.CoreV1().Nodes().Delete(ctx, g.NodeName(i), metav1.DeleteOptions{})
 		if apierrors.IsNotFound(err) {
@@ -129,10 +135,63 @@ func Nodes(ctx context.Context, client kubernetes.Interface, o Options) error {
 	}); err != nil {
 		return err
 	}
+	if len(remove) > 0 && o.Progress != nil {
+		what := fmt.Sprintf("%d nodes", len(remove))
+		if len(remove) == 1 {
+			what = "1 node"
+		}
+		fmt.Fprintf(o.Progress, "deleted %s (%s), leaving %d; %s\n", what, span(remove, g.NodeName), o.Replicas, displacedPods(displaced))
+	}
 	if o.Wait <= 0 || o.Replicas == 0 {
 		return nil
 	}
 	return waitReady(ctx, client, o, p)
+}
+
+// boundPods counts the pods bound to the nodes of indexes that are not
+// done (Succeeded or Failed) or going: the pods deleting those nodes
+// displaces. One paged list, and none if there are no such nodes.
+func boundPods(ctx context.Context, client kubernetes.Interface, indexes []int, name func(int) string) (int, error) {
+	if len(indexes) == 0 {
+		return 0, nil
+	}
+	nodes := map[string]bool{}
+	for _, i := range indexes {
+		nodes[name(i)] = true
+	}
+	n := 0
+	err := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		return client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, opts)
+	}).EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
+		pod := obj.(*corev1.Pod)
+		if nodes[pod.Spec.NodeName] && pod.DeletionTimestamp == nil && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("counting the pods on the nodes to delete: %w", err)
+	}
+	return n, nil
+}
+
+// displacedPods says what deleting nodes did to their pods.
+func displacedPods(n int) string {
+	switch n {
+	case 0:
+		return "no pods were bound to them"
+	case 1:
+		return "1 pod was bound to them: displaced (the pod garbage collector deletes it; its controller, if any, makes a new one)"
+	}
+	return fmt.Sprintf("%d pods were bound to them: displaced (the pod garbage collector deletes them; their controllers make new ones)", n)
+}
+
+// span names the nodes of sorted indexes: the one, or the first … the last.
+func span(indexes []int, name func(int) string) string {
+	if len(indexes) == 1 {
+		return name(indexes[0])
+	}
+	return name(indexes[0]) + " … " + name(indexes[len(indexes)-1])
 }
 
 // groupTemplate is the node the group's nodes are stamped from: the

@@ -3,6 +3,7 @@ package scale
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -129,5 +130,48 @@ func TestGroupsAreScaledApart(t *testing.T) {
 	}
 	if got := strings.Join(names(), " "); got != "node-000000 node-000001 worker-0" {
 		t.Errorf("after scaling worker to 1: %s", got)
+	}
+}
+
+// A scale down says how many nodes it deleted, what it left, and how many
+// pods it displaced: --replicas is the total, and pods go with their nodes.
+func TestScaleDownSaysWhatItDisplaced(t *testing.T) {
+	ctx := context.Background()
+	client := fake.NewClientset()
+	for i := range 4 {
+		if _, err := client.CoreV1().Nodes().Create(ctx, Stamp(DefaultTemplate(), NodeName(i), nil), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, pod := range []struct {
+		node  string
+		phase corev1.PodPhase
+	}{
+		{NodeName(0), corev1.PodRunning}, // kept
+		{NodeName(2), corev1.PodRunning},
+		{NodeName(3), corev1.PodPending},
+		{NodeName(3), corev1.PodRunning},
+		{NodeName(3), corev1.PodSucceeded}, // done: nothing to displace
+	} {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i), Namespace: "default"},
+			Spec: corev1.PodSpec{NodeName: pod.node}, Status: corev1.PodStatus{Phase: pod.phase}}
+		if _, err := client.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out strings.Builder
+	if err := Nodes(ctx, client, Options{Replicas: 2, Progress: &out}); err != nil {
+		t.Fatal(err)
+	}
+	want := "deleted 2 nodes (node-000002 … node-000003), leaving 2; 3 pods were bound to them: displaced"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("said:\n%s\nwant a line with %q", out.String(), want)
+	}
+	out.Reset()
+	if err := Nodes(ctx, client, Options{Replicas: 1, Progress: &out}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "deleted 1 node (node-000001), leaving 1; no pods were bound to them"; !strings.Contains(out.String(), want) {
+		t.Errorf("said:\n%s\nwant a line with %q", out.String(), want)
 	}
 }

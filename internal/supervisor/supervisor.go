@@ -295,7 +295,8 @@ func (s *supervisor) runOnce(ctx context.Context, comp component.Component) erro
 	defer log.Close()
 	cfg := s.config()
 	cmd := exec.Command(s.exe, append([]string{"component", comp.Name}, controlplane.CommandLine(comp, s.dir, cfg)...)...)
-	cmd.Stdout, cmd.Stderr = log, log
+	out := withoutQuietLines(log, comp.Quiet)
+	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = componentEnv(comp, controlplane.Components(), cfg)
 	// Die with the supervisor, even if it is killed outright.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -148,7 +148,12 @@ func (e *env) fails(want string, args ...string) result {
 	if strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "goroutine ") {
 		e.t.Fatalf("kubesim %s: panicked: %s", strings.Join(args, " "), r)
 	}
-	if lines := strings.Count(strings.TrimSpace(r.stderr), "\n") + 1; lines > 1 {
+	// Without --name, a command first says which cluster it chose.
+	stderr := r.stderr
+	if strings.HasPrefix(stderr, "Cluster ") {
+		_, stderr, _ = strings.Cut(stderr, "\n")
+	}
+	if lines := strings.Count(strings.TrimSpace(stderr), "\n") + 1; lines > 1 {
 		e.t.Errorf("kubesim %s: error spans %d lines, want one: %s", strings.Join(args, " "), lines, r.stderr)
 	}
 	return r
