@@ -47,7 +47,7 @@ func newExplainPodCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if f.node != "" {
+			if f.node != "" && e.Result != explain.BoundDirectly {
 				if _, ok := e.Find(f.node); !ok {
 					return fmt.Errorf("--node: no node %q in the cluster or in the attempt", f.node)
 				}
@@ -66,6 +66,9 @@ func newExplainPodCommand() *cobra.Command {
 	return cmd
 }
 
+// explainPod returns the pod's explanation; when the scheduler holds no
+// record of the pod, it prints the pod's scheduling events to out before
+// the error, which says they are above.
 func (f *explainFlags) explainPod(ctx context.Context, p *cluster.Provider, name string, out io.Writer) (*explain.Explanation, error) {
 	client, kube, err := p.Explainer(f.name)
 	if err != nil {

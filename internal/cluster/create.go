@@ -158,6 +158,11 @@ func resolveStatus(c *v1alpha1.Cluster) (*v1alpha1.ClusterStatus, error) {
 		}
 		s.AuditPolicy = string(policy)
 	}
+	stages, err := readStageFiles(c.StageFiles)
+	if err != nil {
+		return nil, err
+	}
+	s.Stages = stages
 	if c.Descheduler.Enabled() {
 		policy, err := resolveDeschedulerPolicy(c.Descheduler)
 		if err != nil {

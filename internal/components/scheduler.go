@@ -29,6 +29,7 @@ import (
 func newSchedulerCommand() *cobra.Command {
 	opts := options.NewOptions()
 	explainOpts := recorder.Options{Pods: recorder.DefaultPods}
+	var syncedFile string
 	cmd := &cobra.Command{
 		Use:  "kube-scheduler",
 		Args: cobra.NoArgs,
@@ -36,13 +37,14 @@ func newSchedulerCommand() *cobra.Command {
 			return opts.ComponentGlobalsRegistry.Set() // feature gates, before RunE
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runScheduler(cmd, opts, explainOpts)
+			return runScheduler(cmd, opts, explainOpts, syncedFile)
 		},
 	}
 	nfs := opts.Flags
 	verflag.AddFlags(nfs.FlagSet("global"))
 	globalflag.AddGlobalFlags(nfs.FlagSet("global"), cmd.Name(), logs.SkipLoggingConfigurationFlags())
 	explainOpts.AddFlags(nfs.FlagSet("kubesim"))
+	nfs.FlagSet("kubesim").StringVar(&syncedFile, "synced-file", "", "kubesim: wait for the scheduler's grants before starting its informers, and write this file once they and its event handlers have synced")
 	for _, f := range nfs.FlagSets {
 		cmd.Flags().AddFlagSet(f)
 	}
@@ -51,7 +53,7 @@ func newSchedulerCommand() *cobra.Command {
 
 // runScheduler does what upstream's runCommand does, recording attempts
 // when asked to.
-func runScheduler(cmd *cobra.Command, opts *options.Options, explainOpts recorder.Options) error {
+func runScheduler(cmd *cobra.Command, opts *options.Options, explainOpts recorder.Options, syncedFile string) error {
 	verflag.PrintAndExitIfRequested()
 	if err := explainOpts.Validate(); err != nil {
 		return err
@@ -87,6 +89,12 @@ func runScheduler(cmd *cobra.Command, opts *options.Options, explainOpts recorde
 				}
 			}()
 		}
+	}
+	if syncedFile != "" {
+		if err := waitForGrants(ctx, cc.Client); err != nil {
+			return err
+		}
+		go markSynced(ctx, sched, syncedFile)
 	}
 	return scheduler.Run(ctx, cc, sched)
 }

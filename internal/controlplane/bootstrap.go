@@ -85,7 +85,11 @@ func bootstrap(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
 		}
 		return err
 	})
-	return g.Wait()
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	// After the Stage CRD is served, before the simulator starts.
+	return createClusterStages(ctx, d, c)
 }
 
 // roleBinding binds a role to a user: cluster-wide, or in namespace only.

@@ -1,6 +1,8 @@
 package controlplane
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -122,7 +124,24 @@ leaderElection:
 enableProfiling: false
 `
 
+// schedulerSyncedFile is written by the scheduler once its informers and
+// event handlers have synced: what upstream's /readyz calls
+// sched-handler-sync. It is removed before each start.
+func schedulerSyncedFile(d clusterdir.Dir) string { return filepath.Join(d.Path, "scheduler.synced") }
+
+// schedulerSynced is the scheduler's readiness: it has seen every object
+// there was when it started, so a pod made now is scheduled at once.
+func schedulerSynced(_ context.Context, d clusterdir.Dir, _ *v1alpha1.Cluster) error {
+	if _, err := os.Stat(schedulerSyncedFile(d)); err != nil {
+		return errors.New("kube-scheduler has not synced its informers yet")
+	}
+	return nil
+}
+
 func writeSchedulerConfig(d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	if err := os.Remove(schedulerSyncedFile(d)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
 	cfg := fmt.Appendf(nil, schedulerConfig, d.ComponentKubeconfig(schedulerIdentity.File))
 	if p := c.Scheduler.PercentageOfNodesToScore; p != nil {
 		cfg = fmt.Appendf(cfg, "percentageOfNodesToScore: %d\n", *p)

@@ -27,6 +27,10 @@ func Deployment(ctx context.Context, c *Client, kube kubernetes.Interface, clust
 	var explanations []*Explanation
 	missing := map[string]string{}
 	for _, pod := range pods.Items {
+		if IsBoundDirectly(&pod) {
+			missing[pod.Name] = "bound directly by spec.nodeName: never went through the scheduler"
+			continue
+		}
 		e, err := c.Pod(ctx, namespace, pod.Name)
 		switch {
 		case errors.Is(err, ErrUnreachable):

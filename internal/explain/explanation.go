@@ -41,6 +41,9 @@ const (
 	Scheduled     = "Scheduled"
 	Unschedulable = "Unschedulable"
 	Error         = "Error"
+	// BoundDirectly: the pod was made with spec.nodeName set, so it never
+	// went through the scheduler and there is no attempt to explain.
+	BoundDirectly = "BoundDirectly"
 )
 
 // Explanation is the last scheduling attempt of one pod, as kube-scheduler
@@ -51,7 +54,7 @@ type Explanation struct {
 	UID       string    `json:"uid"`
 	Profile   string    `json:"profile"`
 	Attempted time.Time `json:"attempted"`
-	// Result is Scheduled, Unschedulable or Error.
+	// Result is Scheduled, Unschedulable, Error or BoundDirectly.
 	Result string `json:"result"`
 	// Node is the node chosen, when Scheduled.
 	Node string `json:"node,omitempty"`

@@ -16,17 +16,24 @@ import (
 )
 
 // NoRecordError: the scheduler keeps no attempt of a pod it has scheduled
-// or tried; Events are the pod's scheduling events, which remain.
+// or tried; Events are the pod's scheduling events, which remain. The
+// error, one line, says they are above: the command prints them first.
 type NoRecordError struct {
 	Msg    string
 	Events []string
 }
 
-func (e *NoRecordError) Error() string { return e.Msg }
+func (e *NoRecordError) Error() string {
+	if len(e.Events) == 0 {
+		return e.Msg + "; no scheduling events of it remain either (the API server keeps events for an hour)"
+	}
+	return e.Msg + "; the pod's scheduling events are above"
+}
 
 // Pod returns the pod's last scheduling attempt, or a one-line error that
 // says why there is none: no such pod, not attempted yet, or a record the
-// scheduler no longer holds (restarted since, or dropped as old).
+// scheduler no longer holds (restarted since, or dropped as old). A pod
+// bound directly is no error: its explanation says so.
 func Pod(ctx context.Context, c *Client, kube kubernetes.Interface, cluster, namespace, name string) (*Explanation, error) {
 	pod, err := kube.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -34,6 +41,10 @@ func Pod(ctx context.Context, c *Client, kube kubernetes.Interface, cluster, nam
 	}
 	if err != nil {
 		return nil, err
+	}
+	if IsBoundDirectly(pod) {
+		return &Explanation{Namespace: namespace, Name: name, UID: string(pod.UID), Result: BoundDirectly, Node: pod.Spec.NodeName,
+			Message: boundDirectlyMessage, Nodes: []NodeResult{}}, nil
 	}
 	e, err := c.Pod(ctx, namespace, name)
 	if errors.Is(err, ErrUnreachable) {
@@ -57,9 +68,26 @@ func Pod(ctx context.Context, c *Client, kube kubernetes.Interface, cluster, nam
 	}
 	return nil, &NoRecordError{
 		Msg: fmt.Sprintf("the scheduler holds no record of pod %s/%s: it has restarted since the pod's last attempt, "+
-			"or dropped the record as old (it keeps the last scheduler.explainPods pods); the pod's scheduling events are above", namespace, name),
+			"or dropped the record as old (it keeps the last scheduler.explainPods pods)", namespace, name),
 		Events: events,
 	}
+}
+
+const boundDirectlyMessage = "spec.nodeName was set when the pod was made: it was bound directly and never went through the scheduler"
+
+// IsBoundDirectly reports whether the pod was made bound to its node: the
+// API server's binding, which the scheduler's bind goes through, marks a
+// pod PodScheduled; a pod made with spec.nodeName never gets that mark.
+func IsBoundDirectly(pod *corev1.Pod) bool {
+	if pod.Spec.NodeName == "" {
+		return false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue {
+			return false
+		}
+	}
+	return true
 }
 
 // schedulingEvents are the pod's Scheduled and FailedScheduling events,

@@ -69,6 +69,10 @@ func (e *Explanation) Decided() (Decision, bool) {
 // nodes (the chosen node and runners-up first, at most rows unless
 // rows < 0), with a column for each score plugin whose scores differ.
 func PrintPod(w io.Writer, e *Explanation, rows int) error {
+	if e.Result == BoundDirectly {
+		_, err := fmt.Fprintf(w, "Pod %s/%s is on %s, bound directly: %s, so there is no scheduling attempt to explain.\n", e.Namespace, e.Name, e.Node, e.Message)
+		return err
+	}
 	printSummary(w, e)
 	plugins := varyingPlugins(e)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

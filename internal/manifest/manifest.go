@@ -27,7 +27,7 @@ type Object interface {
 // obj: unknown or duplicate fields are errors naming the field by its path
 // (networking.podSubnett), and so is a value of the wrong type.
 func Decode(data []byte, obj Object, apiVersion, kind string) error {
-	docs, err := documents(data)
+	docs, err := Documents(data)
 	if err != nil {
 		return err
 	}
@@ -87,9 +87,9 @@ func checkKind(jsonData []byte, apiVersion, kind string) error {
 	return nil
 }
 
-// documents splits a YAML stream at its --- lines, leaving out documents
+// Documents splits a YAML stream at its --- lines, leaving out documents
 // that hold nothing but comments.
-func documents(data []byte) ([][]byte, error) {
+func Documents(data []byte) ([][]byte, error) {
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var docs [][]byte
 	for {

@@ -16,6 +16,7 @@ type progress struct {
 
 	mu       sync.Mutex
 	lastPct  int
+	lastDone int
 	lastLine time.Time
 }
 
@@ -29,6 +30,12 @@ func (p *progress) show(what string, done, total int) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	// Counts come from parallel workers, which may report out of turn:
+	// one behind what is shown already says nothing new.
+	if done < p.lastDone {
+		return
+	}
+	p.lastDone = done
 	pct := done * 100 / total
 	if p.terminal {
 		if pct != p.lastPct {
@@ -57,5 +64,5 @@ func (p *progress) finish(what string, done, total int) {
 	} else if p.lastPct != 100 {
 		fmt.Fprintf(p.out, "%s: %d/%d\n", what, done, total)
 	}
-	p.lastPct = -1
+	p.lastPct, p.lastDone = -1, 0
 }

@@ -93,6 +93,26 @@ status: {phase: Running}
 	}
 }
 
+// The README lists chaos.kubesim.io/restart-delay beside the chaos
+// labels: as a label it works too.
+func TestCrashLoopRestartDelayFromLabel(t *testing.T) {
+	l := builtinLifecycle(t, "Pod")
+	o := obj(t, `
+metadata:
+  name: p
+  namespace: default
+  uid: u1
+  labels: {chaos.kubesim.io/pod: crash-loop, chaos.kubesim.io/restart-delay: 2s}
+spec: {nodeName: node-000000, containers: [{name: c, image: nginx}]}
+status: {phase: Pending}
+`)
+	advance(t, l, o, "pod-ready")
+	advance(t, l, o, "pod-crash-loop")
+	if d := delay(t, match(t, l, o), o); d != 2*time.Second {
+		t.Errorf("restart delay %s, want the label's 2s", d)
+	}
+}
+
 func TestCrashLoopRestartsWithGrowingCountAndStopsWithoutLabel(t *testing.T) {
 	l := builtinLifecycle(t, "Pod")
 	o := obj(t, `
@@ -171,6 +191,29 @@ status: {phase: Pending}
 	advance(t, l, o, "pod-failed")
 	if o["status"].(map[string]any)["phase"] != "Failed" {
 		t.Fatalf("status %v", o["status"])
+	}
+}
+
+// chaos.kubesim.io/delay works as a label, as the chaos labels beside it,
+// and as an annotation, which wins.
+func TestChaosDelayFromLabelOrAnnotation(t *testing.T) {
+	l := builtinLifecycle(t, "Pod")
+	for _, c := range []struct {
+		meta string
+		want time.Duration
+	}{
+		{`labels: {chaos.kubesim.io/pod: failed, chaos.kubesim.io/delay: 3s}`, 3 * time.Second},
+		{`labels: {chaos.kubesim.io/pod: failed, chaos.kubesim.io/delay: 3s}, annotations: {chaos.kubesim.io/delay: 4s}`, 4 * time.Second},
+	} {
+		o := obj(t, `
+metadata: {name: p, namespace: default, uid: u1, `+c.meta+`}
+spec: {nodeName: node-000000, containers: [{name: c, image: nginx}]}
+status: {phase: Pending}
+`)
+		advance(t, l, o, "pod-ready")
+		if d := delay(t, match(t, l, o), o); d != c.want {
+			t.Errorf("%s: delay %s, want %s", c.meta, d, c.want)
+		}
 	}
 }
 

@@ -32,6 +32,15 @@ func writeConfig(dir, name string, s *settings) (string, error) {
 		}
 		c.NodeGroups = append(c.NodeGroups, group)
 	}
+	// Stages are made with the cluster, before the simulator starts: the
+	// first nodes and pods already go through them.
+	for i, manifest := range s.stages {
+		path := filepath.Join(dir, fmt.Sprintf("stages-%d.yaml", i))
+		if err := os.WriteFile(path, []byte(manifest), 0o600); err != nil {
+			return "", err
+		}
+		c.StageFiles = append(c.StageFiles, path)
+	}
 	if fl := s.failure; fl != nil {
 		// The node-lifecycle controller checks nodes every period, which
 		// must be shorter than the grace period; 1s keeps detection prompt.

@@ -56,7 +56,7 @@ type Cluster struct {
 const startTimeout = 3 * time.Minute
 
 // Start creates a cluster with the options and waits until it is ready
-// (nodes Ready, extra Stages applied). t.Cleanup deletes it, after printing
+// (its Stages made with it, nodes Ready). t.Cleanup deletes it, after printing
 // the tail of each component's log if the test failed.
 func Start(t testing.TB, opts ...Option) *Cluster {
 	t.Helper()
@@ -143,15 +143,6 @@ func start(dir, testName string, timeout time.Duration, opts []Option) (*Cluster
 	c.config.QPS, c.config.Burst = 200, 400
 	if err := c.spread(s.groups); err != nil {
 		return c, err
-	}
-	for i, manifest := range s.stages {
-		path := filepath.Join(dir, fmt.Sprintf("stages-%d.yaml", i))
-		if err := os.WriteFile(path, []byte(manifest), 0o600); err != nil {
-			return c, err
-		}
-		if _, err := c.run(time.Minute, "kubectl", "--name", name, "apply", "-f", path); err != nil {
-			return c, fmt.Errorf("kubesimtest.Stages: %w", err)
-		}
 	}
 	c.startup = time.Since(began)
 	return c, nil

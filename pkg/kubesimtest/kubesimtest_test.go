@@ -237,6 +237,44 @@ func TestSharedStages(t *testing.T) {
 	}
 }
 
+// firstLook is a Stage that marks each node with its Ready status as the
+// Stage first saw it: "none" if before the simulator initialised it.
+const firstLook = `
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: kubesimtest-first-look}
+spec:
+  resourceRef: {apiGroup: v1, kind: Node}
+  selector:
+    matchExpressions:
+    - {key: '.metadata.annotations["kubesimtest.io/first-look"]', operator: DoesNotExist}
+  weight: 10
+  next:
+    patches:
+    - template: |
+        {{- $ready := "none" }}
+        {{- range .status.conditions }}{{ if eq .type "Ready" }}{{ $ready = .status }}{{ end }}{{ end }}
+        metadata:
+          annotations:
+            kubesimtest.io/first-look: {{ $ready | Quote }}
+`
+
+// TestStagesRuleFromTheFirstNode: a test's Stages are made with its
+// cluster, so they apply to the first nodes before the built-in ones do.
+// (Applied once the cluster was up, they met nodes already Ready.)
+func TestStagesRuleFromTheFirstNode(t *testing.T) {
+	c := Start(t, Nodes(2), Stages(firstLook))
+	nodes, err := kubernetes.NewForConfigOrDie(c.Config()).CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		if got := n.Annotations["kubesimtest.io/first-look"]; got != "none" {
+			t.Errorf("node %s: the Stage first saw it with Ready %q, want before it was initialised (none)", n.Name, got)
+		}
+	}
+}
+
 // fakeT is a test that Start can fail and clean up on, observed from
 // the real test: what it logs, whether it failed.
 type fakeT struct {

@@ -40,9 +40,10 @@ func StageSet(name string) Option {
 	}
 }
 
-// Stages applies Stage manifests (kwok.x-k8s.io/v1alpha1 YAML, several
-// documents each if you like) once the cluster is up, before Start returns.
-// The simulator learns of them from its watch, a moment later.
+// Stages makes the cluster with these Stage manifests (kwok.x-k8s.io/v1alpha1
+// YAML, several documents each if you like), as the Cluster file's
+// stageFiles: they exist before the simulator starts, so the first node and
+// pod already go through them. A bad one fails Start with kubesim's error.
 func Stages(manifests ...string) Option {
 	return func(s *settings) error {
 		s.stages = append(s.stages, manifests...)

@@ -44,6 +44,8 @@ func TestBadInput(t *testing.T) {
 	e.fails("nodeLifecycle.nodeMonitorGracePeriod", "create", "cluster",
 		"--node-monitor-period", "10s", "--node-monitor-grace-period", "5s")
 	e.fails("auditPolicy", "create", "cluster", "--audit-policy", config("audit.yaml", "kind: Nonsense\n"))
+	e.fails(`stageFiles[0]: `+filepath.Join(dir, "stage.yaml")+`, document 1: not a Stage (kind: Node)`, "create", "cluster", "--config",
+		config("stages.yaml", "apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nstageFiles: ["+config("stage.yaml", "apiVersion: v1\nkind: Node\n")+"]\n"))
 	e.fails("--config", "create", "cluster", "--config", filepath.Join(dir, "missing.yaml"))
 	e.fails("--owner-pid: no running process 1073741824", "create", "cluster", "--owner-pid", "1073741824")
 

@@ -72,6 +72,17 @@ func TestExplain(t *testing.T) {
 		checkChosenBest(t, x)
 	})
 
+	t.Run("bound directly", func(t *testing.T) {
+		// s-a was made with spec.nodeName: the scheduler never saw it.
+		r := e.in(t).must("explain", "pod", "s-a", "--name", "why")
+		if !strings.Contains(r.stdout, "on node-000001, bound directly") || !strings.Contains(r.stdout, "never went through the scheduler") {
+			t.Errorf("explain of a pod bound by spec.nodeName:\n%s", r)
+		}
+		if x := e.in(t).explainJSON("s-a"); x.Result != explain.BoundDirectly || x.Node != "node-000001" {
+			t.Errorf("-o json: result %s on %q, want BoundDirectly on node-000001", x.Result, x.Node)
+		}
+	})
+
 	t.Run("pending", func(t *testing.T) {
 		p := testPod("nowhere")
 		p.Spec.NodeSelector = map[string]string{"disk": "none-has-it"}
@@ -145,7 +156,7 @@ spec:
 			return nil
 		})
 		r := e.fails("holds no record of pod default/plain", "explain", "pod", "plain", "--name", "why")
-		if !strings.Contains(r.stdout, "Scheduled  Successfully assigned default/plain") {
+		if !strings.Contains(r.stderr, "events are above") || !strings.Contains(r.stdout, "Scheduled  Successfully assigned default/plain") {
 			t.Errorf("no record: want the pod's scheduling events shown instead: %s", r)
 		}
 	})

@@ -20,6 +20,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/controlplane"
+	"github.com/kubesim/kubesim/internal/supervisor"
 )
 
 // TestLifecycle walks through what a new user does: create, use kubectl,
@@ -39,6 +43,8 @@ func TestLifecycle(t *testing.T) {
 	if kc.CurrentContext != "kubesim-kubesim" {
 		t.Errorf("current context = %q, want kubesim-kubesim", kc.CurrentContext)
 	}
+
+	checkSchedulerSyncedAtReady(t, e.home, "kubesim")
 
 	// kubectl-equivalent access works at once, and the version is stamped.
 	client := e.client()
@@ -115,6 +121,7 @@ func TestLifecycle(t *testing.T) {
 	}
 	e.fails(`cluster "blue" is stopped`, "kubectl", "--name", "blue", "get", "pods")
 	e.must("start", "cluster", "--name", "blue")
+	checkSchedulerSyncedAtReady(t, e.home, "blue")
 	cm, err := clientsetFor(t, mustConfig(t, e.kubeconfig)).CoreV1().ConfigMaps("default").Get(ctx, "keep-me", metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("configmap lost across stop/start: %v", err)
@@ -255,4 +262,28 @@ func (b *safeBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// checkSchedulerSyncedAtReady: create and start return only once the
+// scheduler has synced its informers (its own readiness, recorded before
+// the cluster counts as started), so a pod made at once is scheduled at
+// once. Before, the scheduler was merely started.
+func checkSchedulerSyncedAtReady(t *testing.T, home, cluster string) {
+	t.Helper()
+	events, err := supervisor.Startup(clusterdir.For(home, cluster))
+	if err != nil {
+		t.Fatal(err)
+	}
+	synced := false
+	for _, ev := range events {
+		switch {
+		case ev.Event == supervisor.EventReady && ev.Component == controlplane.KubeScheduler:
+			synced = true
+		case ev.Event == supervisor.EventClusterStarted && !synced:
+			t.Fatalf("cluster %q started before kube-scheduler synced: %+v", cluster, events)
+		case ev.Event == supervisor.EventClusterStarted:
+			return
+		}
+	}
+	t.Fatalf("cluster %q: no cluster-started event in %+v", cluster, events)
 }

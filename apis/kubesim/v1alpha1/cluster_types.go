@@ -57,6 +57,12 @@ type Cluster struct {
 	// (the default: no delays) or realistic (pods go through creation and
 	// init containers with delays and jitter). Stage objects add to it.
 	Stages string `json:"stages,omitempty"`
+	// StageFiles are files of Stage manifests (kwok.x-k8s.io/v1alpha1,
+	// several per file separated by ---) the cluster is made with: they
+	// exist before the simulator starts, so they rule from the first node
+	// and pod on. At every start, one that is missing is created again; one
+	// that exists is left as it is.
+	StageFiles []string `json:"stageFiles,omitempty"`
 
 	// Descheduler, if it names a policy or profiles, runs sigs.k8s.io/descheduler
 	// as a component of the cluster.
@@ -180,6 +186,9 @@ type ClusterStatus struct {
 	// components' files are written from them at every start.
 	AuditPolicy       string `json:"auditPolicy,omitempty"`
 	DeschedulerPolicy string `json:"deschedulerPolicy,omitempty"`
+	// Stages are the Stage manifests of StageFiles, read when the cluster
+	// was made, one document each.
+	Stages []string `json:"stages,omitempty"`
 	// NodeCIDRMaskSize is the prefix length of every node's pod CIDR,
 	// chosen when the cluster was made; 0: made before kubesim kept it,
 	// when it was always 24 (see Cluster.NodeCIDRMask).

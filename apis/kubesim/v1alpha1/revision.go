@@ -9,4 +9,5 @@ package v1alpha1
 //
 // 1: `kubesim version -o json` and `kubesim get node-template` exist.
 // 2: Cluster.NodeGroups.
-const Revision = 2
+// 3: Cluster.StageFiles.
+const Revision = 3
