@@ -61,6 +61,9 @@ func Compile(s *v1alpha1.Stage) (*Stage, error) {
 	if c.steps, err = compileSteps(s); err != nil {
 		return nil, fmt.Errorf("stage %s: %w", s.Name, err)
 	}
+	if _, err := WritesOf(s); err != nil {
+		return nil, fmt.Errorf("stage %s: %w", s.Name, err)
+	}
 	return c, nil
 }
 
