@@ -70,6 +70,7 @@ type StageSpec struct {
 	// Delay is how long to wait before applying the change.
 	Delay *StageDelay `json:"delay,omitempty"`
 	// Steps are the change to make, carried out in order.
+	// +kubebuilder:validation:MaxItems=256
 	Steps []StageStep `json:"steps,omitempty"`
 	// Next is the change to make, in the form before Steps (KWOK
 	// deprecates it but keeps it working, and so does kubesim).
@@ -91,6 +92,7 @@ type StageResourceRef struct {
 type StageSelector struct {
 	MatchLabels      map[string]string `json:"matchLabels,omitempty"`
 	MatchAnnotations map[string]string `json:"matchAnnotations,omitempty"`
+	// +kubebuilder:validation:MaxItems=256
 	MatchExpressions []MatchExpression `json:"matchExpressions,omitempty"`
 }
 
