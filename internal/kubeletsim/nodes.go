@@ -50,6 +50,9 @@ func (k *nodeKind) traits() stage.Traits { return stage.Traits{} }
 
 func (k *nodeKind) patch(ctx context.Context, obj runtime.Object, p stage.Patch) (runtime.Object, error) {
 	node := obj.(*corev1.Node)
+	if p.As != "" {
+		return nil, errNoImpersonation
+	}
 	return k.s.client.CoreV1().Nodes().Patch(ctx, node.Name, p.Type, p.Data, metav1.PatchOptions{}, p.Subresources()...)
 }
 

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -36,19 +37,22 @@ type otherKinds struct {
 	mapper    *restmapper.DeferredDiscoveryRESTMapper
 	recorder  record.EventRecorder
 	version   func() string
+	writer    *objectWriter
 
 	mu      sync.Mutex
 	running map[schema.GroupKind]*otherKind
 	wg      sync.WaitGroup
 }
 
-func newOtherKinds(ctx context.Context, dyn dynamic.Interface, disc discovery.CachedDiscoveryInterface,
+func newOtherKinds(ctx context.Context, config *rest.Config, dyn dynamic.Interface, disc discovery.CachedDiscoveryInterface,
 	recorder record.EventRecorder, version func() string) *otherKinds {
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(disc)
 	return &otherKinds{
 		ctx:       ctx,
 		dynamic:   dyn,
 		discovery: disc,
-		mapper:    restmapper.NewDeferredDiscoveryRESTMapper(disc),
+		mapper:    mapper,
+		writer:    newObjectWriter(config, mapper),
 		recorder:  recorder,
 		version:   version,
 		running:   map[schema.GroupKind]*otherKind{},
@@ -108,6 +112,8 @@ func (o *otherKinds) start(gk schema.GroupKind, lifecycle *stage.Lifecycle) (*ot
 	gvr := mapping.Resource
 	k := &otherKind{
 		kind:   gk.Kind,
+		gvr:    gvr,
+		writer: o.writer,
 		client: o.dynamic.Resource(gvr),
 		stageTraits: stage.Traits{
 			Custom:   !scheme.Scheme.Recognizes(mapping.GroupVersionKind),
@@ -121,6 +127,7 @@ func (o *otherKinds) start(gk schema.GroupKind, lifecycle *stage.Lifecycle) (*ot
 		return nil, err
 	}
 	k.runner = newRunner(k, lifecycle, o.recorder)
+	k.runner.writer = o.writer
 	if _, err := k.informer.AddEventHandler(k.runner.handler(nil)); err != nil {
 		return nil, err
 	}
@@ -157,6 +164,8 @@ func (o *otherKinds) wait() { o.wg.Wait() }
 // it knows only through the dynamic client.
 type otherKind struct {
 	kind        string
+	gvr         schema.GroupVersionResource
+	writer      *objectWriter
 	client      dynamic.NamespaceableResourceInterface
 	stageTraits stage.Traits
 	version     func() string
@@ -189,7 +198,15 @@ func (k *otherKind) traits() stage.Traits { return k.stageTraits }
 
 func (k *otherKind) patch(ctx context.Context, obj runtime.Object, p stage.Patch) (runtime.Object, error) {
 	u := obj.(*unstructured.Unstructured)
-	return k.client.Namespace(u.GetNamespace()).Patch(ctx, u.GetName(), p.Type, p.Data,
+	client := k.client
+	if p.As != "" {
+		c, err := k.writer.client(p.As)
+		if err != nil {
+			return nil, err
+		}
+		client = c.Resource(k.gvr)
+	}
+	return client.Namespace(u.GetNamespace()).Patch(ctx, u.GetName(), p.Type, p.Data,
 		metav1.PatchOptions{}, p.Subresources()...)
 }
 

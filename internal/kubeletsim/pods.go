@@ -66,6 +66,9 @@ func (k *podKind) traits() stage.Traits { return stage.Traits{} }
 
 func (k *podKind) patch(ctx context.Context, obj runtime.Object, p stage.Patch) (runtime.Object, error) {
 	pod := obj.(*corev1.Pod)
+	if p.As != "" {
+		return nil, errNoImpersonation
+	}
 	return k.s.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, p.Type, p.Data, metav1.PatchOptions{}, p.Subresources()...)
 }
 

@@ -2,6 +2,7 @@ package kubeletsim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strconv"
@@ -53,6 +54,7 @@ type runner struct {
 	lifecycle atomic.Pointer[stage.Lifecycle]
 	queue     workqueue.TypedRateLimitingInterface[string]
 	recorder  record.EventRecorder
+	writer    *objectWriter      // for apply steps; nil: they fail
 	clock     clock.PassiveClock // when delays end; a fake one in tests
 	faulted   reportedVersions   // Stages reported for running past their limits
 
@@ -288,6 +290,13 @@ func (r *runner) execute(ctx context.Context, obj runtime.Object, plan []stage.S
 			}
 			result = out
 			r.noteWrite(obj, out)
+		case stage.ApplyObject:
+			if r.writer == nil {
+				return nil, errors.New("apply steps are not available here")
+			}
+			if err := r.writer.apply(ctx, s.Apply); err != nil {
+				return nil, err
+			}
 		case stage.DeleteObject:
 			if err := r.kind.remove(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
 				return nil, err

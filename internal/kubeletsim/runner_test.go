@@ -301,7 +301,7 @@ func TestRunnerLeavesAnObjectAsItIsWhenItsRenderIsTooLarge(t *testing.T) {
 	if len(r.pods.patches) != 0 {
 		t.Errorf("%d patches sent, want the pod left as it is", len(r.pods.patches))
 	}
-	if events := r.recorded(); len(events) != 1 || !strings.HasPrefix(events[0], "Warning StageFailed stage pod-ready: statusTemplate:") ||
+	if events := r.recorded(); len(events) != 1 || !strings.HasPrefix(events[0], "Warning StageFailed stage pod-ready: spec.next.statusTemplate:") ||
 		!strings.Contains(events[0], "past the limit") {
 		t.Errorf("events %q, want one StageFailed on the pod naming the limit", events)
 	}

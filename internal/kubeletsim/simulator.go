@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
+	"github.com/kubesim/kubesim/apis/kwok/v1alpha1"
 	"github.com/kubesim/kubesim/internal/stage"
 )
 
@@ -222,7 +223,8 @@ func (s *Simulator) userStages(ctx context.Context, builtin []*stage.Stage, reco
 		return nil, nil, err
 	}
 	cached := memory.NewMemCacheClient(disc)
-	others := newOtherKinds(ctx, dyn, cached, recorder, s.kubeletVersion)
+	others := newOtherKinds(ctx, s.config, dyn, cached, recorder, s.kubeletVersion)
+	s.nodeRunner.writer, s.podRunner.writer = others.writer, others.writer
 	if err := servesStages(cached); err != nil {
 		klog.InfoS("the cluster has no Stage CRD: only built-in stages apply", "set", s.opts.StageSet, "err", err)
 		return others, nil, nil
@@ -236,6 +238,7 @@ func (s *Simulator) userStages(ctx context.Context, builtin []*stage.Stage, reco
 	if err != nil {
 		return nil, nil, err
 	}
+	watcher.status = dyn.Resource(v1alpha1.StagesResource)
 	factory.Start(ctx.Done())
 	return others, watcher, nil
 }

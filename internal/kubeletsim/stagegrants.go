@@ -92,11 +92,16 @@ func grantStageKinds(ctx context.Context, d clusterdir.Dir, logf func(string, ..
 	}
 }
 
-// stageKindRules are the simulator's rules for the kinds stages name,
-// sorted. Kinds that cannot be mapped to a resource yet are an error,
-// after the rules for the others.
+// stageKindRules are the simulator's rules for what stages name, sorted:
+// the kinds they act on (get, list, watch, patch, delete, with status),
+// the kinds their apply steps write (get, create, patch, with the
+// subresources they patch), and the users their writes are made as
+// (impersonate, those users only). Kinds that cannot be mapped to a
+// resource yet are an error, after the rules for the others.
 func stageKindRules(stages []any, mapper meta.RESTMapper) ([]rbacv1.PolicyRule, error) {
-	seen := map[schema.GroupResource]bool{}
+	acted := map[schema.GroupResource]bool{}
+	written := map[schema.GroupResource][]string{} // resource: subresources patched
+	var users []string
 	var errs []error
 	for _, obj := range stages {
 		u, ok := obj.(*unstructured.Unstructured)
@@ -107,31 +112,71 @@ func stageKindRules(stages []any, mapper meta.RESTMapper) ([]rbacv1.PolicyRule, 
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, s); err != nil {
 			continue // the simulator reports a broken Stage itself
 		}
-		group, kind := stage.RefGroupKind(s.Spec.ResourceRef)
-		if group == "" && (kind == "Node" || kind == "Pod") {
-			continue
-		}
-		mappings, err := mapper.RESTMappings(schema.GroupKind{Group: group, Kind: kind})
+		writes, err := stage.WritesOf(s)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("stage %s: %w", u.GetName(), err))
-			continue
+			continue // likewise
 		}
-		for _, m := range mappings {
-			seen[m.Resource.GroupResource()] = true
+		users = append(users, writes.Users...)
+		group, kind := stage.RefGroupKind(s.Spec.ResourceRef)
+		if !(group == "" && (kind == "Node" || kind == "Pod")) {
+			resources, err := resourcesOf(mapper, schema.GroupKind{Group: group, Kind: kind})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("stage %s: %w", u.GetName(), err))
+			}
+			for _, gr := range resources {
+				acted[gr] = true
+			}
+		}
+		for _, gvk := range writes.Kinds {
+			resources, err := resourcesOf(mapper, gvk.GroupKind())
+			if err != nil {
+				errs = append(errs, fmt.Errorf("stage %s: apply: %w", u.GetName(), err))
+			}
+			for _, gr := range resources {
+				written[gr] = append(written[gr], writes.Subresources[gvk]...)
+			}
 		}
 	}
 	var rules []rbacv1.PolicyRule
-	for gr := range seen {
+	for gr := range acted {
 		rules = append(rules, rbacv1.PolicyRule{
 			APIGroups: []string{gr.Group},
 			Resources: []string{gr.Resource, gr.Resource + "/status"},
 			Verbs:     []string{"get", "list", "watch", "patch", "delete"},
 		})
 	}
+	for gr, subs := range written {
+		resources := []string{gr.Resource}
+		slices.Sort(subs)
+		for _, sub := range slices.Compact(subs) {
+			resources = append(resources, gr.Resource+"/"+sub)
+		}
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{gr.Group}, Resources: resources, Verbs: []string{"get", "create", "patch"}})
+	}
 	slices.SortFunc(rules, func(a, b rbacv1.PolicyRule) int {
-		return strings.Compare(a.APIGroups[0]+"/"+a.Resources[0], b.APIGroups[0]+"/"+b.Resources[0])
+		return strings.Compare(ruleKey(a), ruleKey(b))
 	})
+	if slices.Sort(users); len(users) > 0 {
+		rules = append(rules, rbacv1.PolicyRule{
+			APIGroups: []string{""}, Resources: []string{"users"}, Verbs: []string{"impersonate"},
+			ResourceNames: slices.Compact(users),
+		})
+	}
 	return rules, errors.Join(errs...)
+}
+
+func ruleKey(r rbacv1.PolicyRule) string {
+	return r.APIGroups[0] + "/" + r.Resources[0] + " " + strings.Join(r.Verbs, ",")
+}
+
+// resourcesOf maps a kind to the resources it is served as.
+func resourcesOf(mapper meta.RESTMapper, gk schema.GroupKind) ([]schema.GroupResource, error) {
+	mappings, err := mapper.RESTMappings(gk)
+	var out []schema.GroupResource
+	for _, m := range mappings {
+		out = append(out, m.Resource.GroupResource())
+	}
+	return out, err
 }
 
 // setRules writes rules into stageKindsRole, unless they are there already.
@@ -150,5 +195,6 @@ func setRules(ctx context.Context, client kubernetes.Interface, rules []rbacv1.P
 }
 
 func samePolicyRule(a, b rbacv1.PolicyRule) bool {
-	return slices.Equal(a.APIGroups, b.APIGroups) && slices.Equal(a.Resources, b.Resources) && slices.Equal(a.Verbs, b.Verbs)
+	return slices.Equal(a.APIGroups, b.APIGroups) && slices.Equal(a.Resources, b.Resources) &&
+		slices.Equal(a.Verbs, b.Verbs) && slices.Equal(a.ResourceNames, b.ResourceNames)
 }

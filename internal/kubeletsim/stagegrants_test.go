@@ -44,3 +44,33 @@ func TestStageKindRulesGrantWhatStagesName(t *testing.T) {
 		t.Errorf("rules %v", got)
 	}
 }
+
+// A Stage's apply steps get exactly the kinds their templates write, with
+// the subresources they patch; its impersonations, exactly those users.
+func TestStageKindRulesGrantWhatApplyStepsWrite(t *testing.T) {
+	mapper := meta.NewDefaultRESTMapper([]schema.GroupVersion{{Version: "v1"}})
+	for _, k := range []string{"PersistentVolume", "PersistentVolumeClaim"} {
+		mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: k}, meta.RESTScopeRoot)
+	}
+	pvc := stageFor("pvc-provision", "v1", "PersistentVolumeClaim").(*unstructured.Unstructured)
+	pvc.Object["spec"].(map[string]any)["steps"] = []any{
+		map[string]any{"apply": map[string]any{"template": "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: x}\n"}},
+		map[string]any{"apply": map[string]any{"template": "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: x}\n",
+			"subresource": "status", "impersonation": map[string]any{"username": "bob"}}},
+		map[string]any{"patch": map[string]any{"template": "a: b", "impersonation": map[string]any{"username": "alice"}}},
+	}
+	rules, err := stageKindRules([]any{pvc, stageFor("node", "v1", "Node")}, mapper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rules {
+		got = append(got, r.APIGroups[0]+"/"+strings.Join(r.Resources, ",")+" "+strings.Join(r.Verbs, ",")+" "+strings.Join(r.ResourceNames, ","))
+	}
+	want := "/persistentvolumeclaims,persistentvolumeclaims/status get,list,watch,patch,delete |" +
+		"/persistentvolumes,persistentvolumes/status get,create,patch |" +
+		"/users impersonate alice,bob"
+	if strings.Join(got, "|") != want {
+		t.Errorf("rules\n%s\nwant\n%s", strings.Join(got, "|"), want)
+	}
+}

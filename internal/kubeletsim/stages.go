@@ -2,15 +2,20 @@ package kubeletsim
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
@@ -34,6 +39,8 @@ type stageWatcher struct {
 	queue    workqueue.TypedRateLimitingInterface[string]
 
 	invalid reportedVersions
+	// status writes each Stage's Accepted condition; nil in tests.
+	status dynamic.NamespaceableResourceInterface
 	// unserved notes the Stages reported for naming a kind the API server
 	// does not serve, by generation.
 	unserved reportedVersions
@@ -92,6 +99,7 @@ func (w *stageWatcher) stages() []*stage.Stage {
 	for _, obj := range objs {
 		u := obj.(*unstructured.Unstructured)
 		compiled, err := compileStage(u)
+		w.setAccepted(u, err)
 		if err != nil {
 			w.warnOnce(u, err)
 			continue
@@ -112,6 +120,36 @@ func compileStage(u *unstructured.Unstructured) (*stage.Stage, error) {
 	}
 	compiled.Revision, compiled.UID = u.GetResourceVersion(), u.GetUID()
 	return compiled, nil
+}
+
+// setAccepted reports on the Stage whether it compiled, as its Accepted
+// condition, when that changes. A failed write is retried with the next
+// change of the Stages; the Warning Event says the same meanwhile.
+func (w *stageWatcher) setAccepted(u *unstructured.Unstructured, compileErr error) {
+	if w.status == nil {
+		return
+	}
+	cond := metav1.Condition{Type: v1alpha1.StageConditionAccepted, Status: metav1.ConditionTrue,
+		Reason: "Compiled", Message: "the simulator applies this Stage", ObservedGeneration: u.GetGeneration()}
+	if compileErr != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "StageInvalid", compileErr.Error()
+	}
+	var status v1alpha1.StageStatus
+	if raw, ok := u.Object["status"].(map[string]any); ok {
+		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &status)
+	}
+	if old := apimeta.FindStatusCondition(status.Conditions, cond.Type); old != nil && old.Status == cond.Status &&
+		old.Reason == cond.Reason && old.Message == cond.Message && old.ObservedGeneration == cond.ObservedGeneration {
+		return
+	}
+	apimeta.SetStatusCondition(&status.Conditions, cond)
+	patch, err := json.Marshal(map[string]any{"status": status})
+	if err == nil {
+		_, err = w.status.Patch(context.Background(), u.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+	}
+	if err != nil {
+		klog.V(2).InfoS("writing the Stage's Accepted condition", "stage", u.GetName(), "err", err)
+	}
 }
 
 func (w *stageWatcher) warnOnce(u *unstructured.Unstructured, err error) {

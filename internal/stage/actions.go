@@ -3,7 +3,6 @@ package stage
 import (
 	"encoding/json"
 	"slices"
-	"text/template"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,6 +22,7 @@ const (
 	EmitEvent    Op = "event"  // record Event on the object
 	SendPatch    Op = "patch"  // send Patch
 	DeleteObject Op = "delete" // delete the object at once
+	ApplyObject  Op = "apply"  // create or update another object: Apply
 )
 
 // Step is one action of a plan.
@@ -30,6 +30,20 @@ type Step struct {
 	Op    Op
 	Event Event // for EmitEvent
 	Patch Patch // for SendPatch
+	Apply Apply // for ApplyObject
+}
+
+// Apply is a whole object to create, or to patch if it exists (or, with
+// Subresource, only to patch), as its Stage rendered it.
+type Apply struct {
+	Type        types.PatchType // apply (server-side apply), merge or strategic
+	Subresource string
+	Data        []byte // JSON: apiVersion, kind, metadata.name at least
+	// Namespace is where a namespaced object without one goes: the
+	// namespace of the object the stage acts on.
+	Namespace string
+	// As is the user the write is made as; empty: the simulator itself.
+	As string
 }
 
 // Event is an Event a stage records on its object.
@@ -44,6 +58,7 @@ type Patch struct {
 	Type        types.PatchType
 	Subresource string // empty: the object itself
 	Data        []byte // JSON
+	As          string // the user to make the write as; empty: the simulator
 }
 
 // Subresources is the patch's target as client-go's Patch methods take it.
@@ -64,39 +79,6 @@ type Traits struct {
 	// NoStatus marks kinds without a status subresource: their status
 	// patches go to the object itself.
 	NoStatus bool
-}
-
-// Plan is what the stage does to obj (as JSON-like maps), with funcs
-// providing the templates' context helpers: its event first; then, if the
-// stage deletes, the finalizer change and the delete — finalizers first,
-// or the delete waits on them — and nothing else; otherwise the finalizer
-// change, then the status template and patches in order. The finalizer
-// change is a merge patch guarded by the resourceVersion read, planned
-// only if the finalizers change.
-//
-// If a template fails to render, the steps planned before it (the event)
-// come back with the error: the event is recorded even then, as KWOK does.
-func (s *Stage) Plan(obj map[string]any, traits Traits, funcs template.FuncMap) ([]Step, error) {
-	next := s.Spec.Next
-	var plan []Step
-	if ev := next.Event; ev != nil {
-		plan = append(plan, Step{Op: EmitEvent, Event: Event{Type: eventType(ev.Type), Reason: ev.Reason, Message: ev.Message}})
-	}
-	var writes []Step
-	if p, changed := finalizersPatch(obj, next.Finalizers); changed {
-		writes = append(writes, Step{Op: SendPatch, Patch: p})
-	}
-	if next.Delete {
-		return append(append(plan, writes...), Step{Op: DeleteObject}), nil
-	}
-	rendered, err := s.renderPatches(obj, funcs)
-	if err != nil {
-		return plan, err
-	}
-	for _, p := range rendered {
-		writes = append(writes, Step{Op: SendPatch, Patch: traits.resolve(p)})
-	}
-	return append(plan, writes...), nil
 }
 
 // resolve decides what a rendered patch left open: its type, if the stage
@@ -127,6 +109,8 @@ func patchType(t *v1alpha1.StagePatchType) types.PatchType {
 		return types.MergePatchType
 	case v1alpha1.StagePatchTypeStrategicMergePatch:
 		return types.StrategicMergePatchType
+	case v1alpha1.StagePatchTypeApply:
+		return types.ApplyPatchType
 	default:
 		return ""
 	}

@@ -25,7 +25,7 @@ func renderFenced(t *testing.T, tmpl string) error {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.renderPatches(obj(t, pendingPod), testFuncs)
+		_, err := s.Plan(obj(t, pendingPod), Traits{}, testFuncs)
 		done <- err
 	}()
 	select {

@@ -54,7 +54,7 @@ func TestRenderStopsAtItsCap(t *testing.T) {
 	} {
 		s := compileYAML(t, "  resourceRef: {kind: Pod}\n  next: {statusTemplate: 'x: "+tmpl+"'}\n")
 		var err error
-		if n := allocated(func() { _, err = s.renderPatches(obj(t, pendingPod), nil) }); n > 8<<20 {
+		if n := allocated(func() { _, err = s.Plan(obj(t, pendingPod), Traits{}, nil) }); n > 8<<20 {
 			t.Errorf("%s: allocated %d MiB", tmpl, n>>20)
 		}
 		if !errors.Is(err, errTooLarge) {

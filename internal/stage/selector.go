@@ -11,7 +11,13 @@ import (
 type selector struct {
 	labels      map[string]string
 	annotations map[string]string
-	exprs       []requirement
+	exprs       []condition
+}
+
+// condition is one compiled matchExpressions item: a jq requirement or a
+// CEL expression.
+type condition interface {
+	matches(obj map[string]any) (bool, error)
 }
 
 type requirement struct {
@@ -25,27 +31,57 @@ func compileSelector(s *v1alpha1.StageSelector) (*selector, error) {
 		return &selector{}, nil
 	}
 	out := &selector{labels: s.MatchLabels, annotations: s.MatchAnnotations}
-	for i, r := range s.MatchExpressions {
+	for i, e := range s.MatchExpressions {
 		field := fmt.Sprintf("spec.selector.matchExpressions[%d]", i)
-		switch r.Operator {
-		case v1alpha1.SelectorOpIn, v1alpha1.SelectorOpNotIn:
-			if len(r.Values) == 0 {
-				return nil, fmt.Errorf("%s.values: required for operator %s", field, r.Operator)
-			}
-		case v1alpha1.SelectorOpExists, v1alpha1.SelectorOpDoesNotExist:
-			if len(r.Values) != 0 {
-				return nil, fmt.Errorf("%s.values: must be empty for operator %s", field, r.Operator)
-			}
-		default:
-			return nil, fmt.Errorf("%s.operator: %q is not one of In, NotIn, Exists, DoesNotExist", field, r.Operator)
-		}
-		key, err := compileExpr(field+".key", r.Key)
+		c, err := compileCondition(field, e)
 		if err != nil {
 			return nil, err
 		}
-		out.exprs = append(out.exprs, requirement{key: key, op: r.Operator, values: r.Values})
+		out.exprs = append(out.exprs, c)
 	}
 	return out, nil
+}
+
+// compileCondition compiles one matchExpressions item, which must be
+// exactly one of cel, jq or (the older form) key/operator/values.
+func compileCondition(field string, e v1alpha1.MatchExpression) (condition, error) {
+	forms := 0
+	for _, set := range []bool{e.CEL != nil, e.JQ != nil, e.Key != ""} {
+		if set {
+			forms++
+		}
+	}
+	if forms != 1 {
+		return nil, fmt.Errorf("%s: write exactly one of cel, jq or key", field)
+	}
+	switch {
+	case e.CEL != nil:
+		return compileCELCondition(field+".cel.expression", e.CEL.Expression)
+	case e.JQ != nil:
+		return compileRequirement(field+".jq", e.JQ.Key, e.JQ.Operator, e.JQ.Values)
+	default:
+		return compileRequirement(field, e.Key, e.Operator, e.Values)
+	}
+}
+
+func compileRequirement(field, key string, op v1alpha1.SelectorOperator, values []string) (condition, error) {
+	switch op {
+	case v1alpha1.SelectorOpIn, v1alpha1.SelectorOpNotIn:
+		if len(values) == 0 {
+			return nil, fmt.Errorf("%s.values: required for operator %s", field, op)
+		}
+	case v1alpha1.SelectorOpExists, v1alpha1.SelectorOpDoesNotExist:
+		if len(values) != 0 {
+			return nil, fmt.Errorf("%s.values: must be empty for operator %s", field, op)
+		}
+	default:
+		return nil, fmt.Errorf("%s.operator: %q is not one of In, NotIn, Exists, DoesNotExist", field, op)
+	}
+	k, err := compileExpr(field+".key", key)
+	if err != nil {
+		return nil, err
+	}
+	return requirement{key: k, op: op, values: values}, nil
 }
 
 // matches reports whether obj is selected. An expression that runs past

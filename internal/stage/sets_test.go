@@ -68,7 +68,7 @@ func TestRealisticPodGoesThroughCreateInitAndReadyWithDelays(t *testing.T) {
 		}
 	}
 	st := o["status"].(map[string]any)
-	if st["phase"] != "Running" || st["podIP"] != "10.0.0.7" || condition(st, "Ready") != "True" {
+	if st["phase"] != "Running" || st["podIP"] != "10.0.0.7" || podCondition(st, "Ready") != "True" {
 		t.Fatalf("after pod-ready: %v", st)
 	}
 	if got := matchName(t, l, o); got != "" {
@@ -132,7 +132,7 @@ status: {phase: Pending}
 		if fmt.Sprint(cs["restartCount"]) != fmt.Sprint(round) || cs["state"].(map[string]any)["waiting"].(map[string]any)["reason"] != "CrashLoopBackOff" {
 			t.Fatalf("round %d: container %v", round, cs)
 		}
-		if condition(o["status"].(map[string]any), "Ready") != "False" {
+		if podCondition(o["status"].(map[string]any), "Ready") != "False" {
 			t.Fatalf("crashed pod Ready")
 		}
 		s := match(t, l, o)
@@ -140,7 +140,7 @@ status: {phase: Pending}
 			t.Errorf("restart delay %s, want the annotation's 1s", d)
 		}
 		advance(t, l, o, "pod-container-restart")
-		if condition(o["status"].(map[string]any), "Ready") != "True" {
+		if podCondition(o["status"].(map[string]any), "Ready") != "True" {
 			t.Fatalf("restarted pod not Ready")
 		}
 		cs = o["status"].(map[string]any)["containerStatuses"].([]any)[0].(map[string]any)
@@ -170,7 +170,7 @@ metadata: {name: n, labels: {chaos.kubesim.io/node: not-ready}}
 status: {phase: Running, conditions: [{type: Ready, status: "True"}]}
 `)
 	advance(t, l, n, "node-not-ready")
-	if condition(n["status"].(map[string]any), "Ready") != "False" {
+	if podCondition(n["status"].(map[string]any), "Ready") != "False" {
 		t.Fatal("node-not-ready left Ready")
 	}
 	if got := matchName(t, l, n); got != "" {

@@ -29,17 +29,11 @@ type Stage struct {
 	// built-in stages.
 	UID types.UID
 
-	selector       *selector
-	weightFrom     *expr
-	durationFrom   *expr
-	jitterFrom     *expr
-	statusTemplate *renderer
-	patches        []patch
-}
-
-type patch struct {
-	spec     v1alpha1.StagePatch
-	template *renderer
+	selector     *selector
+	weightFrom   valueExpr
+	durationFrom valueExpr
+	jitterFrom   valueExpr
+	steps        []step
 }
 
 // Compile checks a Stage and prepares it for evaluation. Errors name the
@@ -53,41 +47,32 @@ func Compile(s *v1alpha1.Stage) (*Stage, error) {
 	if c.selector, err = compileSelector(s.Spec.Selector); err != nil {
 		return nil, fmt.Errorf("stage %s: %w", s.Name, err)
 	}
-	exprs := []exprField{{"spec.weightFrom.expressionFrom", s.Spec.WeightFrom, &c.weightFrom}}
+	exprs := []exprField{{"spec.weightFrom", s.Spec.WeightFrom, &c.weightFrom}}
 	if d := s.Spec.Delay; d != nil {
 		exprs = append(exprs,
-			exprField{"spec.delay.durationFrom.expressionFrom", d.DurationFrom, &c.durationFrom},
-			exprField{"spec.delay.jitterDurationFrom.expressionFrom", d.JitterDurationFrom, &c.jitterFrom})
+			exprField{"spec.delay.durationFrom", d.DurationFrom, &c.durationFrom},
+			exprField{"spec.delay.jitterDurationFrom", d.JitterDurationFrom, &c.jitterFrom})
 	}
 	for _, e := range exprs {
-		if e.src == nil || e.src.ExpressionFrom == "" {
-			continue
-		}
-		if *e.dst, err = compileExpr(e.field, e.src.ExpressionFrom); err != nil {
+		if *e.dst, err = compileValue(e.field, e.src); err != nil {
 			return nil, fmt.Errorf("stage %s: %w", s.Name, err)
 		}
 	}
-	if t := s.Spec.Next.StatusTemplate; t != "" {
-		if c.statusTemplate, err = parseTemplate(s.Name, t); err != nil {
-			return nil, fmt.Errorf("stage %s: spec.next.statusTemplate: %w", s.Name, err)
-		}
+	if c.steps, err = compileSteps(s); err != nil {
+		return nil, fmt.Errorf("stage %s: %w", s.Name, err)
 	}
-	for i, p := range s.Spec.Next.Patches {
-		tmpl, err := parseTemplate(s.Name, p.Template)
-		if err != nil {
-			return nil, fmt.Errorf("stage %s: spec.next.patches[%d].template: %w", s.Name, i, err)
-		}
-		c.patches = append(c.patches, patch{spec: p, template: tmpl})
+	if _, err := WritesOf(s); err != nil {
+		return nil, fmt.Errorf("stage %s: %w", s.Name, err)
 	}
 	return c, nil
 }
 
-// exprField is an optional jq expression of a Stage and where its
+// exprField is an optional value expression of a Stage and where its
 // compiled form goes.
 type exprField struct {
 	field string
 	src   *v1alpha1.ExpressionFromSource
-	dst   **expr
+	dst   *valueExpr
 }
 
 // maxWeight bounds stage weights, so no number of stages can overflow
@@ -104,6 +89,8 @@ func (s *Stage) weight(obj map[string]any) (int64, error) {
 		v, err = s.weightFrom.first(obj)
 		if n, parseErr := strconv.ParseInt(v, 10, 64); parseErr == nil {
 			w = n
+		} else if f, parseErr := strconv.ParseFloat(v, 64); parseErr == nil {
+			w = int64(f)
 		}
 	}
 	return min(max(w, 0), maxWeight), err
@@ -113,33 +100,49 @@ func (s *Stage) weight(obj map[string]any) (int64, error) {
 // fault if an expression of it ran past its limit (and so counted as no
 // value) on obj.
 func (s *Stage) Delay(obj map[string]any, now time.Time) (time.Duration, *Fault) {
+	lo, hi, fault := s.DelayRange(obj, now)
+	if hi > lo {
+		lo += rand.N(hi - lo)
+	}
+	return lo, fault
+}
+
+// DelayRange is the interval the delay is drawn from, evenly: the
+// duration, up to the jitter duration if there is one. As in KWOK, a
+// jitter duration below the duration replaces it (a pod whose deletion
+// time has passed goes at once).
+func (s *Stage) DelayRange(obj map[string]any, now time.Time) (lo, hi time.Duration, _ *Fault) {
 	d := s.Spec.Delay
 	if d == nil {
-		return 0, nil
+		return 0, 0, nil
 	}
-	base, baseErr := durationOf(d.DurationMilliseconds, s.durationFrom, obj, now)
-	jitter, jitterErr := durationOf(d.JitterDurationMilliseconds, s.jitterFrom, obj, now)
-	if jitter > base {
-		base += rand.N(jitter - base)
+	base, _, baseErr := durationOf(d.DurationMilliseconds, s.durationFrom, obj, now)
+	jitter, hasJitter, jitterErr := durationOf(d.JitterDurationMilliseconds, s.jitterFrom, obj, now)
+	fault := s.fault(cmp.Or(baseErr, jitterErr))
+	if !hasJitter {
+		return base, base, fault
 	}
-	return base, s.fault(cmp.Or(baseErr, jitterErr))
+	if jitter < base {
+		return jitter, jitter, fault
+	}
+	return base, jitter, fault
 }
 
 // durationOf reads a delay: from the expression if it yields one,
-// otherwise from the fixed milliseconds.
-func durationOf(ms *int64, e *expr, obj map[string]any, now time.Time) (time.Duration, error) {
+// otherwise from the fixed milliseconds; ok is false if neither has one.
+func durationOf(ms *int64, e valueExpr, obj map[string]any, now time.Time) (_ time.Duration, ok bool, _ error) {
 	var err error
 	if e != nil {
 		var v string
 		v, err = e.first(obj)
 		if d, ok := parseDelay(v, now); ok {
-			return max(d, 0), nil
+			return max(d, 0), true, nil
 		}
 	}
 	if ms == nil {
-		return 0, err
+		return 0, false, err
 	}
-	return max(time.Duration(*ms)*time.Millisecond, 0), err
+	return max(time.Duration(*ms)*time.Millisecond, 0), true, err
 }
 
 // parseDelay reads the delay an expression yields: a duration such as

@@ -72,9 +72,21 @@ var testFuncs = template.FuncMap{
 	"Version":    func() string { return "kubesim-test" },
 }
 
+// patchesOf plans s on o and keeps the patches.
+func patchesOf(s *Stage, o map[string]any, funcs template.FuncMap) ([]Patch, error) {
+	plan, err := s.Plan(o, Traits{}, funcs)
+	var out []Patch
+	for _, st := range plan {
+		if st.Op == SendPatch {
+			out = append(out, st.Patch)
+		}
+	}
+	return out, err
+}
+
 func statusOf(t *testing.T, s *Stage, o map[string]any) map[string]any {
 	t.Helper()
-	patches, err := s.renderPatches(o, testFuncs)
+	patches, err := patchesOf(s, o, testFuncs)
 	if err != nil {
 		t.Fatalf("render %s: %v", s.Name, err)
 	}
@@ -88,7 +100,7 @@ func statusOf(t *testing.T, s *Stage, o map[string]any) map[string]any {
 	return p["status"]
 }
 
-func condition(status map[string]any, typ string) string {
+func podCondition(status map[string]any, typ string) string {
 	conds, _ := status["conditions"].([]any)
 	for _, c := range conds {
 		m := c.(map[string]any)
@@ -119,7 +131,7 @@ func TestPendingPodBecomesReadyWithAnIP(t *testing.T) {
 	if st["phase"] != "Running" || st["podIP"] != "10.0.0.7" || st["hostIP"] != "10.64.0.1" {
 		t.Errorf("status %v", st)
 	}
-	if condition(st, "Ready") != "True" || condition(st, "ContainersReady") != "True" {
+	if podCondition(st, "Ready") != "True" || podCondition(st, "ContainersReady") != "True" {
 		t.Errorf("conditions %v", st["conditions"])
 	}
 	init := st["initContainerStatuses"].([]any)[0].(map[string]any)
@@ -138,7 +150,7 @@ status: {phase: Pending, conditions: [{type: PodScheduled, status: "True"}]}
 	o["spec"].(map[string]any)["readinessGates"] = []any{map[string]any{"conditionType": "example.com/gate"}}
 	s := match(t, l, o)
 	st := statusOf(t, s, o)
-	if condition(st, "Ready") != "False" {
+	if podCondition(st, "Ready") != "False" {
 		t.Fatalf("Ready with an unmet gate: %v", st["conditions"])
 	}
 	// Running, gate still False: nothing to do.
@@ -162,7 +174,7 @@ status:
 	if s == nil || s.Name != "pod-ready-sync" {
 		t.Fatalf("gate met: matched %v, want pod-ready-sync", s)
 	}
-	if condition(statusOf(t, s, running), "Ready") != "True" {
+	if podCondition(statusOf(t, s, running), "Ready") != "True" {
 		t.Error("gate stage does not set Ready")
 	}
 }
@@ -185,7 +197,7 @@ status:
 	if s == nil || s.Name != "pod-ready-sync" {
 		t.Fatalf("pod marked NotReady matched %v, want pod-ready-sync", s)
 	}
-	if condition(statusOf(t, s, marked), "Ready") != "True" {
+	if podCondition(statusOf(t, s, marked), "Ready") != "True" {
 		t.Error("Ready not restored")
 	}
 	marked["status"].(map[string]any)["conditions"].([]any)[0].(map[string]any)["status"] = "False"
@@ -237,7 +249,7 @@ func TestNewNodeInitializesWithDefaultsOrItsOwnCapacity(t *testing.T) {
 	if st["capacity"].(map[string]any)["pods"] != "110" || st["allocatable"].(map[string]any)["cpu"] != "32" {
 		t.Errorf("default capacity: %v / %v", st["capacity"], st["allocatable"])
 	}
-	if st["nodeInfo"].(map[string]any)["kubeletVersion"] != "kubesim-test" || condition(st, "Ready") != "True" {
+	if st["nodeInfo"].(map[string]any)["kubeletVersion"] != "kubesim-test" || podCondition(st, "Ready") != "True" {
 		t.Errorf("status %v", st)
 	}
 	custom := obj(t, `
@@ -295,10 +307,10 @@ func TestCompileNamesTheBadField(t *testing.T) {
 	}{
 		{v1alpha1.StageSpec{}, "spec.resourceRef.kind"},
 		{v1alpha1.StageSpec{ResourceRef: v1alpha1.StageResourceRef{Kind: "Pod"},
-			Selector: &v1alpha1.StageSelector{MatchExpressions: []v1alpha1.SelectorRequirement{{Key: ".a[", Operator: "Exists"}}}},
+			Selector: &v1alpha1.StageSelector{MatchExpressions: []v1alpha1.MatchExpression{{Key: ".a[", Operator: "Exists"}}}},
 			"spec.selector.matchExpressions[0].key"},
 		{v1alpha1.StageSpec{ResourceRef: v1alpha1.StageResourceRef{Kind: "Pod"},
-			Selector: &v1alpha1.StageSelector{MatchExpressions: []v1alpha1.SelectorRequirement{{Key: ".a", Operator: "Near"}}}},
+			Selector: &v1alpha1.StageSelector{MatchExpressions: []v1alpha1.MatchExpression{{Key: ".a", Operator: "Near"}}}},
 			"spec.selector.matchExpressions[0].operator"},
 		{v1alpha1.StageSpec{ResourceRef: v1alpha1.StageResourceRef{Kind: "Pod"},
 			Next: v1alpha1.StageNext{StatusTemplate: "{{ .a "}}, "spec.next.statusTemplate"},
@@ -359,7 +371,7 @@ func TestRendersKeepTheirOwnHelpers(t *testing.T) {
 	for i := range 50 {
 		wg.Go(func() {
 			want := fmt.Sprintf("node-%d", i)
-			patches, err := s.renderPatches(map[string]any{}, template.FuncMap{"NodeName": func() string { return want }})
+			patches, err := patchesOf(s, map[string]any{}, template.FuncMap{"NodeName": func() string { return want }})
 			if err != nil {
 				t.Error(err)
 				return
@@ -370,7 +382,7 @@ func TestRendersKeepTheirOwnHelpers(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if _, err := s.renderPatches(map[string]any{}, nil); err == nil || !strings.Contains(err.Error(), "NodeName is not available") {
+	if _, err := patchesOf(s, map[string]any{}, nil); err == nil || !strings.Contains(err.Error(), "NodeName is not available") {
 		t.Fatalf("render without NodeName: got %v, want 'NodeName is not available'", err)
 	}
 }

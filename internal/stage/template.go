@@ -60,37 +60,6 @@ func notAvailable(name string) func(...any) (any, error) {
 	}
 }
 
-// renderPatches renders the stage's status template and patches for obj,
-// with funcs providing the context helpers. Their type, where the stage
-// names none, is left for the kind to decide (Traits.resolve).
-func (s *Stage) renderPatches(obj map[string]any, funcs template.FuncMap) ([]Patch, error) {
-	var out []Patch
-	if s.statusTemplate != nil {
-		status, err := s.statusTemplate.render(obj, funcs)
-		if err != nil {
-			return nil, fmt.Errorf("statusTemplate: %w", err)
-		}
-		data, err := json.Marshal(map[string]json.RawMessage{"status": status})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, Patch{Subresource: "status", Data: data})
-	}
-	for i, p := range s.patches {
-		body, err := p.template.render(obj, funcs)
-		if err != nil {
-			return nil, fmt.Errorf("patches[%d]: %w", i, err)
-		}
-		if p.spec.Root != "" {
-			if body, err = json.Marshal(map[string]json.RawMessage{p.spec.Root: body}); err != nil {
-				return nil, err
-			}
-		}
-		out = append(out, Patch{Subresource: p.spec.Subresource, Type: patchType(p.spec.Type), Data: body})
-	}
-	return out, nil
-}
-
 // render executes the template and turns its YAML output into JSON.
 func (r *renderer) render(obj map[string]any, funcs template.FuncMap) (json.RawMessage, error) {
 	c, _ := r.clones.Get().(*clone)
@@ -141,8 +110,9 @@ func quote(v any) string {
 	}
 }
 
-// toYAML renders v as YAML, every line indented by indent levels of two
-// spaces, to nest it under a key of the template.
+// toYAML renders v as YAML; with an indent, as KWOK does, on a line of its
+// own and every line indented by indent levels of two spaces, to nest it
+// under a key of the template wherever the call stands on its line.
 func toYAML(v any, indent int) (string, error) {
 	if err := fits(2, indent); err != nil {
 		return "", err
@@ -155,9 +125,12 @@ func toYAML(v any, indent int) (string, error) {
 	if err := fits(len(lines), 2*indent); err != nil {
 		return "", err
 	}
+	if indent <= 0 {
+		return string(data), nil
+	}
 	prefix := strings.Repeat("  ", indent)
 	for i, l := range lines {
 		lines[i] = prefix + l
 	}
-	return strings.Join(lines, "\n"), nil
+	return "\n" + strings.Join(lines, "\n"), nil
 }

@@ -33,6 +33,20 @@ func TestUserStages(t *testing.T) {
 		} {
 			f := filepath.Join(t.TempDir(), "bad.yaml")
 			writeFile(t, f, []byte("apiVersion: kwok.x-k8s.io/v1alpha1\nkind: Stage\nmetadata: {name: bad}\nspec: "+spec+"\n"))
+			// The API server's own message: with CEL rules in the CRD it
+			// adds a line saying they were not checked, so not one line.
+			if r := e.run("kubectl", "--name", e.cluster, "apply", "-f", f); r.code == 0 || !strings.Contains(r.stderr, field) {
+				t.Errorf("%s: exit %d, stderr %q; want a refusal naming the field", field, r.code, r.stderr)
+			}
+		}
+		// KWOK v0.8's rules, refused by the API server naming the field.
+		for field, spec := range map[string]string{
+			"spec.steps[0]: Invalid value: a step is exactly one of": `{resourceRef: {kind: Pod}, steps: [{event: {reason: A}, delete: true}]}`,
+			"spec.steps and spec.next are exclusive":                  `{resourceRef: {kind: Pod}, next: {delete: true}, steps: [{delete: true}]}`,
+			"spec.selector.matchExpressions[0]: Invalid value: a matchExpressions item is exactly one of": `{resourceRef: {kind: Pod}, selector: {matchExpressions: [{cel: {expression: "true"}, key: .a, operator: Exists}]}, steps: [{delete: true}]}`,
+		} {
+			f := filepath.Join(t.TempDir(), "bad.yaml")
+			writeFile(t, f, []byte("apiVersion: kwok.x-k8s.io/v1alpha1\nkind: Stage\nmetadata: {name: bad}\nspec: "+spec+"\n"))
 			e.fails(field, "kubectl", "--name", e.cluster, "apply", "-f", f)
 		}
 	})
@@ -424,15 +438,18 @@ func waitIngress(t *testing.T, client kubernetes.Interface, service, ip string) 
 	})
 }
 
-// TestKWOKStageManifests: the KWOK project's published Stage manifests
-// (testdata/kwok-stages) apply and behave as KWOK documents them.
+// TestKWOKStageManifests: the Stage manifests of KWOK's current release
+// (testdata/kwok-v0.8.0, its kustomizations applied unchanged) apply and
+// behave as KWOK documents them — the volume stages' steps, apply and CEL
+// included. (testdata/kwok-stages, the release before, has the same node
+// and pod stages.)
 func TestKWOKStageManifests(t *testing.T) {
 	e := newEnv(t)
 	e.cluster = "kwok"
 	e.must("create", "cluster", "--name", "kwok", "--nodes", "1")
 	client := e.client()
 	ctx := context.Background()
-	kwok := func(path string) string { return filepath.Join("testdata", "kwok-stages", path) }
+	kwok := func(path string) string { return filepath.Join("testdata", "kwok-v0.8.0", "stage", path) }
 
 	// chaos/node-not-ready: the labelled node reports NotReady and stays so
 	// (kubesim's node-initialize respects KWOK's label), until unlabelled.
@@ -462,7 +479,7 @@ func TestKWOKStageManifests(t *testing.T) {
 
 	// pod/general: create → init containers running → completed → ready,
 	// with the delays zeroed by KWOK's own annotations.
-	e.kubectl("apply", "-f", kwok("pod/general/"))
+	e.kubectl("apply", "-k", kwok("pod/general"))
 	zero := map[string]string{}
 	for _, s := range []string{"pod-create", "pod-init-container-running", "pod-init-container-completed", "pod-ready", "pod-complete", "pod-delete"} {
 		zero[s+".stage.kwok.x-k8s.io/delay"] = "0"
@@ -501,8 +518,8 @@ func TestKWOKStageManifests(t *testing.T) {
 	e.kubectl("delete", "-f", kwok("pod/chaos/"))
 
 	// pod/fast in place of pod/general: Running at once; a Job completes.
-	e.kubectl("delete", "-f", kwok("pod/general/"))
-	e.kubectl("apply", "-f", kwok("pod/fast/"))
+	e.kubectl("delete", "-k", kwok("pod/general"))
+	e.kubectl("apply", "-k", kwok("pod/fast"))
 	createPod(t, client, testPod("fast-1"))
 	waitPhase(t, client, "fast-1", corev1.PodRunning)
 	e.kubectl("create", "job", "once", "--image=busybox")
@@ -532,6 +549,52 @@ func TestKWOKStageManifests(t *testing.T) {
 		}
 		return nil
 	})
+	// volume/fast: a claim of StorageClass kwok-volume gets a volume made
+	// by pvc-provision's apply step, bound by its patches and pv-bind's;
+	// deleted, its volume is released (pvc-delete's apply of the status)
+	// and deleted (pv-delete).
+	e.kubectl("apply", "-k", kwok("volume/fast"))
+	e.apply(`apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: default}
+spec:
+  storageClassName: kwok-volume
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 5Gi}}
+`)
+	var volume string
+	eventually(t, 60*time.Second, "claim provisioned and bound", func() error {
+		pvc, err := client.CoreV1().PersistentVolumeClaims("default").Get(ctx, "data", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if pvc.Status.Phase != corev1.ClaimBound || pvc.Spec.VolumeName != "pvc-"+string(pvc.UID) {
+			return fmt.Errorf("phase %s, volume %q", pvc.Status.Phase, pvc.Spec.VolumeName)
+		}
+		pv, err := client.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if pv.Status.Phase != corev1.VolumeBound || pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != pvc.UID {
+			return fmt.Errorf("volume phase %s, claimRef %v", pv.Status.Phase, pv.Spec.ClaimRef)
+		}
+		if size := pv.Spec.Capacity[corev1.ResourceStorage]; size.String() != "5Gi" {
+			return fmt.Errorf("volume capacity %s", size.String())
+		}
+		volume = pv.Name
+		return nil
+	})
+	if got := e.kubectl("get", "stage", "pvc-provision", "-o", `jsonpath={.status.conditions[?(@.type=="Accepted")].status}`).stdout; got != "True" {
+		t.Errorf("pvc-provision Accepted %q, want True", got)
+	}
+	e.kubectl("delete", "pvc", "data", "--wait=false")
+	eventually(t, 60*time.Second, "volume released and deleted", func() error {
+		if _, err := client.CoreV1().PersistentVolumes().Get(ctx, volume, metav1.GetOptions{}); err == nil {
+			return fmt.Errorf("volume %s still there", volume)
+		}
+		return nil
+	})
+
 	// Nothing KWOK publishes was left out as invalid.
 	events, err := client.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "reason=StageInvalid"})
 	if err != nil {

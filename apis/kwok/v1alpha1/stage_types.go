@@ -17,17 +17,32 @@ const (
 var StagesResource = schema.GroupVersionResource{Group: GroupName, Version: Version, Resource: "stages"}
 
 // Stage says: for objects of a kind that match a selector, after a delay,
-// apply a change (status, finalizers, deletion, an event).
+// apply a change (status, finalizers, deletion, an event, other objects).
+// The API is KWOK's, as of its v0.8.0.
 //
 // +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster
 // +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.resourceRef.kind`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Stage struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              StageSpec `json:"spec"`
+	Spec              StageSpec   `json:"spec"`
+	Status            StageStatus `json:"status,omitempty"`
 }
+
+// StageStatus is what the simulator reports of a Stage.
+type StageStatus struct {
+	// Conditions: Accepted tells whether the simulator compiled the Stage
+	// (False names the field at fault).
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// StageConditionAccepted is the condition saying whether a Stage compiled.
+const StageConditionAccepted = "Accepted"
 
 // StageList is a list of Stages.
 //
@@ -38,7 +53,9 @@ type StageList struct {
 	Items           []Stage `json:"items"`
 }
 
-// StageSpec is what a Stage does.
+// StageSpec is what a Stage does: Steps, or the older Next.
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.steps) && size(self.steps) > 0 && has(self.next))",message="spec.steps and spec.next are exclusive: write the change as steps and drop next"
 type StageSpec struct {
 	// ResourceRef names the kind of object the stage applies to.
 	ResourceRef StageResourceRef `json:"resourceRef"`
@@ -50,10 +67,15 @@ type StageSpec struct {
 	Weight int `json:"weight,omitempty"`
 	// WeightFrom reads the weight from the object, overriding Weight.
 	WeightFrom *ExpressionFromSource `json:"weightFrom,omitempty"`
-	// Delay is how long to wait before applying Next.
+	// Delay is how long to wait before applying the change.
 	Delay *StageDelay `json:"delay,omitempty"`
-	// Next is the change to make.
-	Next StageNext `json:"next"`
+	// Steps are the change to make, carried out in order.
+	// +kubebuilder:validation:MaxItems=256
+	Steps []StageStep `json:"steps,omitempty"`
+	// Next is the change to make, in the form before Steps (KWOK
+	// deprecates it but keeps it working, and so does kubesim).
+	// +optional
+	Next StageNext `json:"next,omitzero"`
 	// ImmediateNextStage evaluates the next stage at once on the changed
 	// object, without waiting for the change to come back from a watch.
 	ImmediateNextStage bool `json:"immediateNextStage,omitempty"`
@@ -66,16 +88,44 @@ type StageResourceRef struct {
 	Kind string `json:"kind"`
 }
 
-// StageSelector matches objects by labels, annotations and jq expressions.
+// StageSelector matches objects by labels, annotations and expressions.
 type StageSelector struct {
-	MatchLabels      map[string]string     `json:"matchLabels,omitempty"`
-	MatchAnnotations map[string]string     `json:"matchAnnotations,omitempty"`
-	MatchExpressions []SelectorRequirement `json:"matchExpressions,omitempty"`
+	MatchLabels      map[string]string `json:"matchLabels,omitempty"`
+	MatchAnnotations map[string]string `json:"matchAnnotations,omitempty"`
+	// +kubebuilder:validation:MaxItems=256
+	MatchExpressions []MatchExpression `json:"matchExpressions,omitempty"`
 }
 
-// SelectorRequirement compares what a jq expression (Key) yields from the
-// object with Values.
-type SelectorRequirement struct {
+// MatchExpression is one condition an object must meet: a CEL expression
+// that must be true, a jq requirement, or (the older form) a jq
+// requirement written inline.
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.cel) ? 1 : 0) + (has(self.jq) ? 1 : 0) + (has(self.key) ? 1 : 0) == 1",message="a matchExpressions item is exactly one of cel, jq or key"
+type MatchExpression struct {
+	CEL *ExpressionCEL `json:"cel,omitempty"`
+	JQ  *SelectorJQ    `json:"jq,omitempty"`
+	// Key is a jq expression, such as .status.phase (the form before jq).
+	Key      string           `json:"key,omitempty"`
+	Operator SelectorOperator `json:"operator,omitempty"`
+	Values   []string         `json:"values,omitempty"`
+}
+
+// ExpressionCEL is a CEL expression over the object, which it sees as
+// self.
+type ExpressionCEL struct {
+	// +kubebuilder:validation:MinLength=1
+	Expression string `json:"expression"`
+}
+
+// ExpressionJQ is a jq expression over the object.
+type ExpressionJQ struct {
+	// +kubebuilder:validation:MinLength=1
+	Expression string `json:"expression"`
+}
+
+// SelectorJQ compares what a jq expression (Key) yields from the object
+// with Values.
+type SelectorJQ struct {
 	// Key is a jq expression, such as .status.phase.
 	// +kubebuilder:validation:MinLength=1
 	Key      string           `json:"key"`
@@ -95,9 +145,14 @@ const (
 	SelectorOpDoesNotExist SelectorOperator = "DoesNotExist"
 )
 
-// ExpressionFromSource is a jq expression evaluated on the object.
+// ExpressionFromSource reads a value from the object: with CEL, jq, or
+// (the form before them) the jq expression ExpressionFrom.
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.cel) ? 1 : 0) + (has(self.jq) ? 1 : 0) + (has(self.expressionFrom) ? 1 : 0) <= 1",message="set one of cel, jq or expressionFrom"
 type ExpressionFromSource struct {
-	ExpressionFrom string `json:"expressionFrom,omitempty"`
+	CEL            *ExpressionCEL `json:"cel,omitempty"`
+	JQ             *ExpressionJQ  `json:"jq,omitempty"`
+	ExpressionFrom string         `json:"expressionFrom,omitempty"`
 }
 
 // StageDelay is the wait before a stage applies: DurationMilliseconds, or,
@@ -122,6 +177,45 @@ type StageNext struct {
 	StatusTemplate string `json:"statusTemplate,omitempty"`
 	// Patches are further templated patches.
 	Patches []StagePatch `json:"patches,omitempty"`
+	// StatusSubresource is where StatusTemplate's patch goes ("status"
+	// unless set; "" patches the object itself).
+	StatusSubresource *string `json:"statusSubresource,omitempty"`
+	// StatusPatchAs makes StatusTemplate's patch as another user.
+	StatusPatchAs *ImpersonationConfig `json:"statusPatchAs,omitempty"`
+}
+
+// StageStep is one step of a Stage's change: exactly one action.
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.patch) ? 1 : 0) + (has(self.event) ? 1 : 0) + (has(self.finalizers) ? 1 : 0) + (has(self.delete) && self.delete ? 1 : 0) + (has(self.apply) ? 1 : 0) == 1",message="a step is exactly one of patch, event, finalizers, delete or apply: split it into several steps"
+type StageStep struct {
+	Patch      *StagePatch      `json:"patch,omitempty"`
+	Event      *StageEvent      `json:"event,omitempty"`
+	Finalizers *StageFinalizers `json:"finalizers,omitempty"`
+	Delete     bool             `json:"delete,omitempty"`
+	Apply      *StageApply      `json:"apply,omitempty"`
+}
+
+// StageApply creates or updates a whole object rendered from a template:
+// created if it does not exist, else patched (server-side apply unless
+// Type says otherwise). With Subresource, only that subresource of an
+// existing object is patched.
+type StageApply struct {
+	// Template renders the object (YAML with apiVersion and kind). A
+	// namespaced object without a namespace goes in the Stage's object's.
+	Template string `json:"template,omitempty"`
+	// Subresource, such as "status", patches that of an existing object.
+	Subresource string `json:"subresource,omitempty"`
+	// Type is apply (server-side apply, the default), merge or strategic.
+	// +kubebuilder:validation:Enum=apply;merge;strategic
+	Type *StagePatchType `json:"type,omitempty"`
+	// Impersonation makes the write as another user.
+	Impersonation *ImpersonationConfig `json:"impersonation,omitempty"`
+}
+
+// ImpersonationConfig names the user a write is made as.
+type ImpersonationConfig struct {
+	// +kubebuilder:validation:MinLength=1
+	Username string `json:"username"`
 }
 
 // StageEvent is an Event to record on the object.
@@ -154,11 +248,13 @@ type StagePatch struct {
 	Template string `json:"template,omitempty"`
 	// Type is merge (default for custom resources), strategic (default
 	// for built-in kinds) or json.
+	// +kubebuilder:validation:Enum=json;merge;strategic
 	Type *StagePatchType `json:"type,omitempty"`
+	// Impersonation makes the patch as another user.
+	Impersonation *ImpersonationConfig `json:"impersonation,omitempty"`
 }
 
 // StagePatchType is the kind of patch.
-// +kubebuilder:validation:Enum=json;merge;strategic
 type StagePatchType string
 
 // The patch types.
@@ -166,4 +262,5 @@ const (
 	StagePatchTypeJSONPatch           StagePatchType = "json"
 	StagePatchTypeMergePatch          StagePatchType = "merge"
 	StagePatchTypeStrategicMergePatch StagePatchType = "strategic"
+	StagePatchTypeApply               StagePatchType = "apply"
 )
