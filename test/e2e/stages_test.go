@@ -41,8 +41,8 @@ func TestUserStages(t *testing.T) {
 		}
 		// KWOK v0.8's rules, refused by the API server naming the field.
 		for field, spec := range map[string]string{
-			"spec.steps[0]: Invalid value: a step is exactly one of": `{resourceRef: {kind: Pod}, steps: [{event: {reason: A}, delete: true}]}`,
-			"spec.steps and spec.next are exclusive":                  `{resourceRef: {kind: Pod}, next: {delete: true}, steps: [{delete: true}]}`,
+			"spec.steps[0]: Invalid value: a step is exactly one of":                                      `{resourceRef: {kind: Pod}, steps: [{event: {reason: A}, delete: true}]}`,
+			"spec.steps and spec.next are exclusive":                                                      `{resourceRef: {kind: Pod}, next: {delete: true}, steps: [{delete: true}]}`,
 			"spec.selector.matchExpressions[0]: Invalid value: a matchExpressions item is exactly one of": `{resourceRef: {kind: Pod}, selector: {matchExpressions: [{cel: {expression: "true"}, key: .a, operator: Exists}]}, steps: [{delete: true}]}`,
 		} {
 			f := filepath.Join(t.TempDir(), "bad.yaml")
