@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -595,6 +596,28 @@ spec:
 		return nil
 	})
 
+	// README's steps example: a LoadBalancer gets its address (a patch
+	// step) and an EndpointSlice (an apply step of another kind).
+	e.apply(readmeBlock(t, "<!-- stage-example"))
+	e.kubectl("create", "service", "loadbalancer", "shop", "--tcp=8080:80")
+	eventually(t, 60*time.Second, "README's stage example", func() error {
+		svc, err := client.CoreV1().Services("default").Get(ctx, "shop", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if ing := svc.Status.LoadBalancer.Ingress; len(ing) != 1 || ing[0].IP != "203.0.113.10" {
+			return fmt.Errorf("ingress %v", ing)
+		}
+		slice, err := client.DiscoveryV1().EndpointSlices("default").Get(ctx, "shop-lb", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if len(slice.Ports) != 1 || *slice.Ports[0].Port != 8080 || slice.Labels["kubernetes.io/service-name"] != "shop" {
+			return fmt.Errorf("slice ports %v labels %v", slice.Ports, slice.Labels)
+		}
+		return nil
+	})
+
 	// Nothing KWOK publishes was left out as invalid.
 	events, err := client.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "reason=StageInvalid"})
 	if err != nil {
@@ -683,4 +706,23 @@ spec:
       ready: true
       %s
 `, name, kind, more)
+}
+
+// readmeBlock is the fenced block that follows marker in README.md.
+func readmeBlock(t *testing.T, marker string) string {
+	t.Helper()
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(data), marker)
+	if !ok {
+		t.Fatalf("README.md has no %s block", marker)
+	}
+	parts := strings.SplitN(after, "```", 3)
+	if len(parts) < 3 {
+		t.Fatalf("README.md's %s block is not fenced", marker)
+	}
+	_, body, _ := strings.Cut(parts[1], "\n") // drop the fence's language
+	return body
 }
