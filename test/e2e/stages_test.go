@@ -309,6 +309,56 @@ spec:
 		}
 	})
 
+	t.Run("impersonation: the write is made as the named user, granted only that", func(t *testing.T) {
+		e := e.in(t)
+		canI := func(verb, resource string, as ...string) string {
+			args := append([]string{"kubectl", "--name", e.cluster, "auth", "can-i", verb, resource, "--as", "kubesim:kubelet-sim"}, as...)
+			return strings.TrimSpace(e.run(args...).stdout)
+		}
+		e.apply(`
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata: {name: configmap-stamped-by-alice}
+spec:
+  resourceRef: {apiGroup: v1, kind: ConfigMap}
+  selector:
+    matchExpressions:
+    - cel: {expression: "has(self.metadata.labels) && 'stamp' in self.metadata.labels && !has(self.data)"}
+  steps:
+  - patch:
+      template: "data: {stamped: 'yes'}"
+      type: merge
+      impersonation: {username: alice}
+`)
+		eventually(t, 30*time.Second, "impersonate granted for alice only", func() error {
+			if got := canI("impersonate", "users/alice"); got != "yes" {
+				return fmt.Errorf("may impersonate alice: %q", got)
+			}
+			return nil
+		})
+		if got := canI("impersonate", "users/bob"); got != "no" {
+			t.Errorf("may impersonate bob: %q, want no", got)
+		}
+		// alice may not patch ConfigMaps: the write fails as hers.
+		e.kubectl("create", "configmap", "stamp-me")
+		e.kubectl("label", "configmap", "stamp-me", "stamp=yes")
+		waitEvent(t, client, "default", "stamp-me", "StageFailed", `"alice"`)
+		// Granted to her, the write goes through.
+		e.kubectl("create", "role", "alice-configmaps", "--verb=get,patch", "--resource=configmaps")
+		e.kubectl("create", "rolebinding", "alice-configmaps", "--role=alice-configmaps", "--user=alice")
+		eventually(t, 60*time.Second, "configmap stamped as alice", func() error {
+			cm, err := client.CoreV1().ConfigMaps("default").Get(context.Background(), "stamp-me", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if cm.Data["stamped"] != "yes" {
+				return fmt.Errorf("data %v", cm.Data)
+			}
+			return nil
+		})
+		e.kubectl("delete", "stage", "configmap-stamped-by-alice")
+	})
+
 	t.Run("chaos stages: node not ready; crash loop; failed pod", func(t *testing.T) {
 		e := e.in(t)
 		e.kubectl("label", "node", "node-000002", "chaos.kubesim.io/node=not-ready")
