@@ -61,7 +61,7 @@ func grantStageKinds(ctx context.Context, d clusterdir.Dir, logf func(string, ..
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 	informer := dynamicinformer.NewFilteredDynamicInformer(dyn, v1alpha1.StagesResource, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 10*time.Second),
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, stageRetryCap),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "stage-kinds"})
 	const key = "stages" // one key: a burst of changes is one update
 	_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
