@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/component-base/cli"
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
-	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 
 	"github.com/kubesim/kubesim/internal/controlplane"
 	"github.com/kubesim/kubesim/internal/membudget"
@@ -33,7 +32,7 @@ const startupPagesKept = 20 * time.Second
 // upstreamCommands build the cobra command of each upstream component.
 var upstreamCommands = map[string]func() *cobra.Command{
 	controlplane.KubeAPIServer:         apiserver.NewAPIServerCommand,
-	controlplane.KubeControllerManager: controllermanager.NewControllerManagerCommand,
+	controlplane.KubeControllerManager: newControllerManagerCommand,
 	controlplane.KubeScheduler:         newSchedulerCommand,
 }
 

@@ -1,0 +1,61 @@
+package components
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+)
+
+// healthzWait bounds the controller-manager's own wait for the API
+// server's /healthz; past it upstream's wait takes over.
+const healthzWait = 10 * time.Second
+
+// newControllerManagerCommand is upstream's controller-manager, which
+// first waits for the API server's /healthz — polling it each second. The
+// controller-manager starts the moment a cluster is set up, when one of
+// the API server's post-start hooks (rbac/bootstrap-roles, which sleeps a
+// second before it looks) still holds /healthz back a few tenths of a
+// second: upstream's first look fails and its controllers start a second
+// late. kubesim looks every grantPoll first, so upstream's first look
+// succeeds.
+func newControllerManagerCommand() *cobra.Command {
+	cmd := controllermanager.NewControllerManagerCommand()
+	run := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if f := c.Flags().Lookup("kubeconfig"); f != nil && f.Value.String() != "" {
+			waitForHealthz(c.Context(), f.Value.String())
+		}
+		return run(c, args)
+	}
+	return cmd
+}
+
+// waitForHealthz returns once the API server's /healthz is OK, or after
+// healthzWait, or at once if the kubeconfig cannot be read (upstream
+// will say why).
+func waitForHealthz(ctx context.Context, kubeconfig string) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, healthzWait)
+	defer cancel()
+	_ = wait.PollUntilContextCancel(ctx, grantPoll, true, func(ctx context.Context) (bool, error) {
+		status := 0
+		client.Discovery().RESTClient().Get().AbsPath("/healthz").Do(ctx).StatusCode(&status)
+		return status == http.StatusOK, nil
+	})
+}
