@@ -41,10 +41,14 @@ func (a *Anonymizer) derive(objs []*unstructured.Unstructured) (ambiguous int) {
 	for _, o := range objs {
 		name, ns := o.GetName(), o.GetNamespace()
 		for _, ref := range o.GetOwnerReferences() {
-			if rest, ok := strings.CutPrefix(name, ref.Name+"-"); ok && rest != "" &&
-				(generated(rest) || o.GetKind() == "PersistentVolumeClaim" && ref.Kind == "Pod") {
-				// A generic ephemeral volume's claim is <pod>-<volume>; volume names are kept.
+			rest, ok := strings.CutPrefix(name, ref.Name+"-")
+			switch {
+			case !ok || rest == "":
+			case generated(rest):
 				add(name, part{s: ref.Name}, part{s: "-" + rest, keep: true})
+			case o.GetKind() == "PersistentVolumeClaim" && ref.Kind == "Pod":
+				// A generic ephemeral volume's claim: <pod>-<volume>.
+				add(name, part{s: ref.Name}, part{s: "-", keep: true}, part{s: rest})
 			}
 		}
 		if gen := o.GetGenerateName(); gen != "" {

@@ -29,6 +29,10 @@
 // matches, ordinals still count from 0 and a StatefulSet adopts its pods
 // and claims.
 //
+// Pod volume names are mapped with their mounts: a StatefulSet's claim
+// template names both its pods' volumes and their claims. Paths (mounts,
+// local and hostPath volumes) become "/" and a token.
+//
 // Images: the repository (registry and path) is mapped; a tag that is a
 // version number (v1.2.3) or "latest" is kept; other tags are mapped; a
 // digest becomes a keyed digest of the same form.
@@ -39,12 +43,15 @@
 //     topology keys: well-known keys carry the meaning the scheduler and
 //     controllers act on, and a selector's key must match its labels'.
 //     (Custom keys are kept too, so a key's domain prefix stays visible.)
-//   - The values of topology.kubernetes.io/* (zones, regions) and of their
-//     failure-domain.beta forms, kubernetes.io/os and /arch,
+//   - The values of topology keys (zones, regions: every key of a
+//     topology.* domain, such as topology.kubernetes.io/zone or a CSI
+//     driver's topology.ebs.csi.aws.com/zone, and the failure-domain.beta
+//     forms), kubernetes.io/os and /arch,
 //     node.kubernetes.io/instance-type: they decide where pods fit and
 //     spread, and name a provider's regions, not the source's things.
 //   - pod-template-hash and controller-revision-hash values (hashes), the
-//     kubelet's kubernetes.io/config.* annotations, CSI driver names
+//     kubelet's kubernetes.io/config.* annotations, the volume binder's
+//     pv.kubernetes.io/* annotations, CSI driver names
 //     (provisioned-by, storage-provisioner, StorageClass provisioners,
 //     CSIDriver names, CSINode drivers): software, not the source's.
 //   - Values that name nothing: empty, numbers, booleans, RFC 3339 times
@@ -54,8 +61,8 @@
 //     kube-public and kube-node-lease, the Service kubernetes, the
 //     PriorityClasses system-cluster-critical and system-node-critical, the
 //     default-scheduler.
-//   - Pod volume, container port and resource claim entry names (local to
-//     a pod spec), numbers, quantities, policies and other settings.
+//   - Container port names and a pod's resource claim entry names (local
+//     to a pod spec), numbers, quantities, policies and other settings.
 //
 // Dropped: containers' env, envFrom, command and args (the snapshot
 // format strips them already), status except a Node's and a

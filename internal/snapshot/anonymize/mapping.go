@@ -109,7 +109,7 @@ func (a *Anonymizer) str(s string) string {
 // that key, so selectors keep selecting what they selected.
 func (a *Anonymizer) value(key, v string) string {
 	switch {
-	case keptValueKeys[key] || strings.HasPrefix(key, "topology.kubernetes.io/"):
+	case keptValueKeys[key] || strings.HasPrefix(key, "topology.") || strings.HasPrefix(key, "pv.kubernetes.io/"):
 		return v
 	case hashKeys[key]:
 		if _, derived := a.derived[v]; derived { // a StatefulSet's <name>-<hash>
@@ -132,9 +132,11 @@ var keptNames = map[string]bool{
 
 // keptValueKeys are well-known label and annotation keys whose values are
 // kept: topology (zones and regions, so spreading means what it meant;
-// all of topology.kubernetes.io/ is kept too), OS, architecture and
+// so are the values of every key of a topology.* domain:
+// topology.kubernetes.io/zone, a CSI driver's topology.ebs.csi.aws.com/zone), OS, architecture and
 // instance type (they decide where pods fit), the kubelet's static-pod
-// bookkeeping, and CSI driver names (software, not the source's names).
+// bookkeeping, the volume binder's pv.kubernetes.io/* (bind-completed,
+// provisioned-by) and CSI driver names (software, not the source's names).
 var keptValueKeys = map[string]bool{
 	"kubernetes.io/os": true, "kubernetes.io/arch": true,
 	"beta.kubernetes.io/os": true, "beta.kubernetes.io/arch": true,
@@ -142,7 +144,6 @@ var keptValueKeys = map[string]bool{
 	"failure-domain.beta.kubernetes.io/zone": true, "failure-domain.beta.kubernetes.io/region": true,
 	"kubernetes.io/config.hash": true, "kubernetes.io/config.mirror": true,
 	"kubernetes.io/config.source": true, "kubernetes.io/config.seen": true,
-	"pv.kubernetes.io/provisioned-by":               true,
 	"volume.kubernetes.io/storage-provisioner":      true,
 	"volume.beta.kubernetes.io/storage-provisioner": true,
 	"kwok.x-k8s.io/node":                            true, // "fake": which nodes a simulator manages

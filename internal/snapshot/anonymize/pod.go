@@ -48,6 +48,13 @@ func (a *Anonymizer) container(c object) {
 	setString(c, "name", a.str)
 	setString(c, "targetContainerName", a.str)
 	setString(c, "image", a.image)
+	for _, key := range []string{"volumeMounts", "volumeDevices"} {
+		for _, m := range items(c, key) {
+			setString(m, "name", a.str)
+			setString(m, "mountPath", a.str) // a path stays an absolute path
+			setString(m, "devicePath", a.str)
+		}
+	}
 	for _, key := range []string{"env", "envFrom", "command", "args"} {
 		delete(c, key)
 	}
@@ -76,11 +83,11 @@ func (a *Anonymizer) podAffinityTerm(t object) {
 	setStrings(t, "namespaces", a.str)
 }
 
-// volume maps what a pod volume names: claims, ConfigMaps, Secrets,
-// images, hosts and paths. Volume names themselves are kept (they are
-// local to the pod; mounts and a generic ephemeral volume's claim name
-// <pod>-<volume> refer to them).
+// volume maps a pod volume's name (as its mounts are; a StatefulSet's
+// claim template names its pods' volume) and what it names: claims,
+// ConfigMaps, Secrets, images, hosts and paths.
 func (a *Anonymizer) volume(v object) {
+	setString(v, "name", a.str)
 	setString(child(v, "persistentVolumeClaim"), "claimName", a.str)
 	setString(child(v, "configMap"), "name", a.str)
 	setString(child(v, "secret"), "secretName", a.str)
