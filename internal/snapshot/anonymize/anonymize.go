@@ -93,7 +93,7 @@ func (a *Anonymizer) Objects(objs []*unstructured.Unstructured) (Summary, error)
 func check(kind, before string, o *unstructured.Unstructured) error {
 	after := o.GetName()
 	bad := func(why string) error {
-		return fmt.Errorf("anonymize: %s %q became %q, %s; so the snapshot cannot be anonymized", kind, before, after, why)
+		return fmt.Errorf("anonymize: %s %q would become %q, which is %s; export it without --anonymize, or without this object", kind, before, after, why)
 	}
 	switch {
 	case before == "":
@@ -106,7 +106,7 @@ func check(kind, before string, o *unstructured.Unstructured) error {
 	}
 	for k, v := range o.GetLabels() {
 		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
-			return fmt.Errorf("anonymize: %s %q: label %s=%q is not a valid label value: %s", kind, before, k, v, errs[0])
+			return fmt.Errorf("anonymize: %s %q: its label %s would become %q, which is not a valid label value (%s); export it without --anonymize, or without this object", kind, before, k, v, errs[0])
 		}
 	}
 	return nil

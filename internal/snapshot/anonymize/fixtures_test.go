@@ -26,7 +26,13 @@ func load(t *testing.T) []*unstructured.Unstructured {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r := utilyaml.NewYAMLReader(bufio.NewReader(f))
+	return decode(t, f)
+}
+
+// decode reads multi-document YAML.
+func decode(t *testing.T, in io.Reader) []*unstructured.Unstructured {
+	t.Helper()
+	r := utilyaml.NewYAMLReader(bufio.NewReader(in))
 	var objs []*unstructured.Unstructured
 	for {
 		doc, err := r.Read()
