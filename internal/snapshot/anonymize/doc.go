@@ -69,6 +69,11 @@
 // ResourceClaim's, and a Node's volumesAttached and volumesInUse (volume
 // handles of the source's disks).
 //
-// Objects of kinds this package does not know (custom resources) have
-// their metadata mapped and the rest left alone; the Summary names them.
+// Left alone, and so still the source's: label and annotation keys (a
+// custom key's domain), the API group of a custom resource, probes and
+// lifecycle hooks (their exec commands, HTTP paths and hosts), a
+// container's workingDir, a DeviceClass's CEL selectors, IP addresses
+// (the export replaces nodes' with simulated ones). Objects of kinds this
+// package does not know (custom resources) have their metadata mapped
+// and the rest left alone; the Summary names them.
 package anonymize

@@ -13,7 +13,7 @@ import (
 
 // Anonymizer maps the strings of a snapshot through an HMAC keyed by its
 // key: the same key maps the same string the same way, every time and
-// wherever the string stands.
+// wherever the string stands. It is not safe for concurrent use.
 type Anonymizer struct {
 	key []byte
 	// derived holds the names built from other names (see derived.go),
