@@ -1,0 +1,206 @@
+package anonymize
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Anonymizer maps the strings of a snapshot through an HMAC keyed by its
+// key: the same key maps the same string the same way, every time and
+// wherever the string stands. It is not safe for concurrent use.
+type Anonymizer struct {
+	key []byte
+	// derived holds the names built from other names (see derived.go),
+	// collected from the objects of the current Objects call.
+	derived map[string][]part
+	// memo caches str; sources records which string each mapped string
+	// came from, to catch two strings mapped to one.
+	memo    map[string]string
+	sources map[string]string
+	clash   []string
+}
+
+// New returns an Anonymizer for key (from NewKey or ParseKey).
+func New(key []byte) *Anonymizer {
+	a := &Anonymizer{key: append([]byte(nil), key...)}
+	a.reset()
+	return a
+}
+
+func (a *Anonymizer) reset() {
+	a.derived = map[string][]part{}
+	a.memo = map[string]string{}
+	a.sources = map[string]string{}
+	a.clash = nil
+}
+
+// tokenLen is the length of a mapped name: a letter, then base-36 digits,
+// about 51 bits, so a cluster's names do not collide (and a collision
+// would be reported, not merged). Short enough that a name built from two
+// mapped names and a generated suffix stays within a DNS label's 63.
+const tokenLen = 10
+
+// token is the keyed mapping of one string: a valid DNS-1035 label (so a
+// Service name too), and a valid label value.
+func (a *Anonymizer) token(s string) string {
+	mac := hmac.New(sha256.New, a.key)
+	mac.Write([]byte("kubesim-anonymize/1\x00"))
+	mac.Write([]byte(s))
+	sum := mac.Sum(nil)
+	out := make([]byte, tokenLen)
+	out[0] = 'a' + sum[0]%26
+	n := binary.BigEndian.Uint64(sum[1:9])
+	const digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+	for i := 1; i < tokenLen; i++ {
+		out[i] = digits[n%36]
+		n /= 36
+	}
+	return string(out)
+}
+
+// Name maps a name, or any string that may name something, the way every
+// reference to it in the objects of the last Objects call was mapped.
+// The CLI uses it for strings outside the objects (the source's name in
+// the snapshot header).
+func (a *Anonymizer) Name(s string) string { return a.str(s) }
+
+// str is the one mapping of names: kept names and values that name
+// nothing stay; a name derived from others is rebuilt from their
+// mappings; anything else becomes its token.
+func (a *Anonymizer) str(s string) string {
+	if out, ok := a.memo[s]; ok {
+		return out
+	}
+	var out string
+	switch parts, derived := a.derived[s]; {
+	case keptNames[s] || namesNothing(s):
+		out = s
+	case derived:
+		var b strings.Builder
+		for _, p := range parts {
+			if p.keep {
+				b.WriteString(p.s)
+			} else {
+				b.WriteString(a.str(p.s))
+			}
+		}
+		out = b.String()
+	case strings.HasPrefix(s, "/"): // a path stays a path (local volumes require it)
+		out = "/" + a.token(s)
+	default:
+		out = a.token(s)
+	}
+	a.memo[s] = out
+	if prev, ok := a.sources[out]; ok && prev != s {
+		a.clash = append(a.clash, out)
+	}
+	a.sources[out] = s
+	return out
+}
+
+// value maps the value of a label, annotation, selector or taint with
+// the given key: the same function for a label and every selector on
+// that key, so selectors keep selecting what they selected.
+func (a *Anonymizer) value(key, v string) string {
+	switch {
+	case keptValueKeys[key] || strings.HasPrefix(key, "topology.") || strings.HasPrefix(key, "pv.kubernetes.io/"):
+		return v
+	case hashKeys[key]:
+		if _, derived := a.derived[v]; derived { // a StatefulSet's <name>-<hash>
+			return a.str(v)
+		}
+		return v
+	}
+	return a.str(v)
+}
+
+// keptNames are the names the API server or its controllers create or
+// look for by name in every cluster: mapping them would make the clone
+// miss them, and they say nothing about the source.
+var keptNames = map[string]bool{
+	"default": true, "kube-system": true, "kube-public": true, "kube-node-lease": true,
+	"kubernetes":              true, // the API server's Service
+	"system-cluster-critical": true, "system-node-critical": true,
+	"default-scheduler": true,
+}
+
+// keptValueKeys are well-known label and annotation keys whose values are
+// kept: topology (zones and regions, so spreading means what it meant;
+// so are the values of every key of a topology.* domain:
+// topology.kubernetes.io/zone, a CSI driver's topology.ebs.csi.aws.com/zone), OS, architecture and
+// instance type (they decide where pods fit), the kubelet's static-pod
+// bookkeeping, the volume binder's pv.kubernetes.io/* (bind-completed,
+// provisioned-by) and CSI driver names (software, not the source's names).
+var keptValueKeys = map[string]bool{
+	"kubernetes.io/os": true, "kubernetes.io/arch": true,
+	"beta.kubernetes.io/os": true, "beta.kubernetes.io/arch": true,
+	"node.kubernetes.io/instance-type": true, "beta.kubernetes.io/instance-type": true,
+	"failure-domain.beta.kubernetes.io/zone": true, "failure-domain.beta.kubernetes.io/region": true,
+	"kubernetes.io/config.hash": true, "kubernetes.io/config.mirror": true,
+	"kubernetes.io/config.source": true, "kubernetes.io/config.seen": true,
+	"volume.kubernetes.io/storage-provisioner":      true,
+	"volume.beta.kubernetes.io/storage-provisioner": true,
+	"kwok.x-k8s.io/node":                            true, // "fake": which nodes a simulator manages
+}
+
+// hashKeys carry the hash of a pod template: kept, so that the
+// ReplicaSet's name and selector and its pods' labels still agree, except
+// where the value is a StatefulSet's revision name (<statefulset>-<hash>).
+var hashKeys = map[string]bool{"pod-template-hash": true, "controller-revision-hash": true}
+
+var (
+	numberRE = regexp.MustCompile(`^[+-]?[0-9]+(\.[0-9]+)?$|^[0-9]+(,[0-9]+)+$`)
+	uuidRE   = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+)
+
+// namesNothing reports values that cannot name anything of the source:
+// empty, numbers (a Deployment's revision), booleans (safe-to-evict),
+// timestamps (restartedAt) and UIDs (random; source-uid must survive for
+// the importer). Controllers read some of these, so they must not change.
+func namesNothing(s string) bool {
+	if s == "" || numberRE.MatchString(s) || uuidRE.MatchString(s) {
+		return true
+	}
+	if _, err := strconv.ParseBool(s); err == nil {
+		return true
+	}
+	_, err := time.Parse(time.RFC3339, s)
+	return err == nil
+}
+
+// image maps a container image reference: the repository (registry and
+// path) becomes a token; a tag that is a plain version number or "latest"
+// is kept (it says nothing about the source and keeps upgrades legible),
+// any other tag is mapped; a digest is replaced by a keyed digest of the
+// same form. Equal images stay equal, different ones different.
+func (a *Anonymizer) image(ref string) string {
+	if ref == "" {
+		return ref
+	}
+	name, digest, hasDigest := strings.Cut(ref, "@")
+	tag := ""
+	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
+		name, tag = name[:i], name[i+1:]
+	}
+	out := a.token(name)
+	if tag != "" {
+		if !versionTagRE.MatchString(tag) {
+			tag = a.token(tag)
+		}
+		out += ":" + tag
+	}
+	if hasDigest {
+		mac := hmac.New(sha256.New, a.key)
+		mac.Write([]byte("kubesim-anonymize/digest\x00" + digest))
+		out += "@sha256:" + hex.EncodeToString(mac.Sum(nil))
+	}
+	return out
+}
+
+var versionTagRE = regexp.MustCompile(`^(latest|v?[0-9]+(\.[0-9]+){0,3})$`)
