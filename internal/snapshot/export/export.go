@@ -98,7 +98,6 @@ func Export(ctx context.Context, o Options) (*Result, error) {
 		r.Header.Skipped[kind] = why
 	}
 	namespaces := sets.New(o.Namespaces...)
-	claims := sets.New[string]() // namespace/name of the claims read
 	readable := 0
 	for _, k := range kinds {
 		if !served.Has(k.GroupVersionResource) {
@@ -114,12 +113,11 @@ func Export(ctx context.Context, o Options) (*Result, error) {
 		}
 		readable++
 		for _, obj := range objs {
-			if why := leftOut(obj, namespaces, claims); why != "" {
-				r.Left[why]++
+			if drop, why := leftOut(obj, namespaces); drop {
+				if why != "" {
+					r.Left[why]++
+				}
 				continue
-			}
-			if k.Kind == "PersistentVolumeClaim" {
-				claims.Insert(obj.GetNamespace() + "/" + obj.GetName())
 			}
 			strip(obj)
 			r.Objects = append(r.Objects, obj)
@@ -134,8 +132,9 @@ func Export(ctx context.Context, o Options) (*Result, error) {
 	return r, nil
 }
 
-// leftOut says why a live object is not copied, or "".
-func leftOut(obj *unstructured.Unstructured, namespaces, claims sets.Set[string]) string {
+// leftOut says whether a live object is not copied, and why if that is
+// worth a note.
+func leftOut(obj *unstructured.Unstructured, namespaces sets.Set[string]) (bool, string) {
 	if namespaces.Len() > 0 {
 		ns := obj.GetNamespace()
 		switch obj.GetKind() {
@@ -147,28 +146,28 @@ func leftOut(obj *unstructured.Unstructured, namespaces, claims sets.Set[string]
 			}
 		}
 		if ns != "" && !namespaces.Has(ns) {
-			return "" // not asked for; not worth a note
+			return true, "" // not asked for
 		}
 	}
 	switch obj.GetKind() {
 	case "PriorityClass":
 		if strings.HasPrefix(obj.GetName(), "system-") {
-			return "" // every cluster has them
+			return true, "" // every cluster has them
 		}
 	case "Pod":
 		phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
 		switch {
 		case obj.GetDeletionTimestamp() != nil:
-			return "pods being deleted"
+			return true, "pods being deleted"
 		case phase == "Succeeded" || phase == "Failed":
-			return "finished pods (Succeeded or Failed)"
+			return true, "finished pods (Succeeded or Failed)"
 		}
 	case "Job":
 		if finished(obj) {
-			return "finished Jobs (a clone would run them again)"
+			return true, "finished Jobs (a clone would run them again)"
 		}
 	}
-	return ""
+	return false, ""
 }
 
 // finished reports whether a Job has its Complete or Failed condition.
