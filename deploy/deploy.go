@@ -56,3 +56,9 @@ var StageCRD []byte
 //
 //go:embed stages
 var Stages embed.FS
+
+// SnapshotReaderClusterRole is what `kubesim snapshot export` needs in the
+// cluster it reads: get and list of the kinds a snapshot copies.
+//
+//go:embed snapshot-reader-clusterrole.yaml
+var SnapshotReaderClusterRole []byte

@@ -54,6 +54,8 @@ type createClusterFlags struct {
 	wait                   time.Duration
 	retain                 bool
 	ownerPID               int
+	from                   string
+	fromContext            string
 }
 
 func newCreateClusterCommand() *cobra.Command {
@@ -110,6 +112,8 @@ func newCreateClusterCommand() *cobra.Command {
 	fl.BoolVar(&f.disableDPDBController, "disable-dpdb-controller", false, "run no DistributedPodDisruptionBudget controller (the CRD is installed; run one from deploy/dpdb)")
 	fl.DurationVar(&f.wait, "wait", defaultWait, "how long to wait for the cluster (and its nodes) to be ready")
 	fl.BoolVar(&f.retain, "retain", false, "keep a cluster that failed to start, for its logs")
+	fl.StringVar(&f.from, "from", "", "make the cluster a clone of this snapshot file (kubesim snapshot export)")
+	fl.StringVar(&f.fromContext, "from-context", "", "make the cluster a clone of this kubeconfig context's cluster, read now (get and list only)")
 	fl.IntVar(&f.ownerPID, "owner-pid", 0, "stop the cluster when this process exits, e.g. $$ in a CI job (a later start clears it)")
 	return cmd
 }
@@ -176,6 +180,12 @@ func (f *createClusterFlags) clusterConfig(cmd *cobra.Command) (*v1alpha1.Cluste
 	}
 	if changed("node-template") {
 		c.NodeTemplate = f.nodeFlags.template
+	}
+	if changed("from") {
+		c.From = f.from
+	}
+	if changed("from-context") {
+		c.FromContext = f.fromContext
 	}
 	if changed("audit-policy") {
 		c.AuditPolicy = f.auditPolicy

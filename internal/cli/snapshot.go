@@ -2,15 +2,81 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kubesim/kubesim/internal/cluster"
+	"github.com/kubesim/kubesim/internal/snapshot/export"
 )
 
 func newSnapshotCommand() *cobra.Command {
-	return group("snapshot", "Save and restore a cluster's objects (etcd snapshots)", newSnapshotSaveCommand(), newSnapshotRestoreCommand())
+	return group("snapshot", "Save and restore a cluster's objects (etcd snapshots); export any cluster's shape", newSnapshotSaveCommand(), newSnapshotRestoreCommand(), newSnapshotExportCommand())
+}
+
+// snapshotExportFlags read any cluster, by its kubeconfig context: not
+// one of kubesim's by --name.
+type snapshotExportFlags struct {
+	context    string
+	kubeconfig string
+	path       string
+	namespaces []string
+	anonymize  bool
+}
+
+func newSnapshotExportCommand() *cobra.Command {
+	f := &snapshotExportFlags{}
+	cmd := &cobra.Command{
+		Use:   "export --context CTX --path FILE",
+		Short: "Write any cluster's shape (nodes, workloads, pods where they run, PDBs, …) to a file `create cluster --from` clones; read-only",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.context == "" {
+				return errors.New("--context: required; give the kubeconfig context of the cluster to read, e.g. --context prod")
+			}
+			if f.path == "" {
+				return errors.New("--path: required; give the file to write, e.g. --path prod.yaml")
+			}
+			if f.anonymize {
+				return errors.New("--anonymize: not yet available")
+			}
+			r, err := readSource(cmd, f.kubeconfig, f.context, f.namespaces)
+			if err != nil {
+				return err
+			}
+			if err := r.WriteFile(f.path); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "Wrote %s; clone it with: kubesim create cluster --name NAME --from %s\n", f.path, f.path)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.context, "context", "", "kubeconfig context of the cluster to read (required)")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig holding the context (default $KUBECONFIG or ~/.kube/config)")
+	fl.StringVar(&f.path, "path", "", "file to write (required)")
+	fl.StringSliceVarP(&f.namespaces, "namespace", "n", nil, "read only these namespaces' objects (repeatable; default all); cluster-wide kinds are read whole")
+	fl.BoolVar(&f.anonymize, "anonymize", false, "rewrite names, label values and images through a keyed hash")
+	return cmd
+}
+
+// readSource exports the cluster of a context, saying what it read on
+// stderr (and each kind's progress there, if it is a terminal).
+func readSource(cmd *cobra.Command, kubeconfig, context string, namespaces []string) (*export.Result, error) {
+	cfg, err := export.SourceConfig(kubeconfig, context)
+	if err != nil {
+		return nil, err
+	}
+	stderr := cmd.ErrOrStderr()
+	r, err := export.Export(cmd.Context(), export.Options{Config: cfg, Source: context, Namespaces: namespaces, Progress: stderr, Terminal: isTerminal(stderr)})
+	if err != nil {
+		return nil, err
+	}
+	for _, line := range r.Summary() {
+		fmt.Fprintln(stderr, line)
+	}
+	return r, nil
 }
 
 type snapshotFlags struct {

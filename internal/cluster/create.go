@@ -39,7 +39,15 @@ type CreateOptions struct {
 // it and waits until it is ready, then makes its context current in the
 // user's kubeconfig. On failure nothing of the new cluster is left behind,
 // unless opts.Retain, and no other cluster is touched.
-func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateOptions) (err error) {
+func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateOptions) error {
+	if c.From != "" || c.FromContext != "" {
+		return p.createClone(ctx, c, opts)
+	}
+	return p.create(ctx, c, opts)
+}
+
+// create is Create of a cluster that is no clone.
+func (p *Provider) create(ctx context.Context, c *v1alpha1.Cluster, opts CreateOptions) (err error) {
 	started := time.Now()
 	if c.Status != nil {
 		return errors.New("status: is written by kubesim; remove it from the config")

@@ -3,6 +3,7 @@ package controlplane
 import (
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
@@ -153,11 +154,22 @@ func controllerManagerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--kube-api-burst=2000",
 		// The TTL controller rewrites every node's annotation as the cluster
 		// grows, for kubelets' caches that simulated nodes do not have.
-		"--controllers=*,-" + ttlController,
+		ControllersArg(),
 	}
 }
 
 const ttlController = "ttl-controller"
+
+// ControllersArg is the controller-manager's --controllers: all but the
+// TTL controller and those named.
+func ControllersArg(disabled ...string) string {
+	return "--controllers=*,-" + strings.Join(append([]string{ttlController}, disabled...), ",-")
+}
+
+// PodControllers are the controller-manager's controllers that make and
+// delete pods, and the Deployment controller that makes ReplicaSets.
+var PodControllers = []string{"deployment-controller", "replicaset-controller", "statefulset-controller",
+	"daemonset-controller", "job-controller", "cronjob-controller", "replicationcontroller-controller"}
 
 func schedulerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 	args := []string{

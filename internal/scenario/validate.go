@@ -89,6 +89,8 @@ func ClusterConfig(c *v1alpha1.ScenarioCluster, name string) *v1alpha1.Cluster {
 		Scheduler:     *c.Scheduler.DeepCopy(),
 		Descheduler:   *c.Descheduler.DeepCopy(),
 		ExtraArgs:     c.ExtraArgs,
+		From:          c.From,
+		FromContext:   c.FromContext,
 
 		DisableDPDBController: c.DisableDPDBController,
 	}

@@ -93,6 +93,14 @@ type Cluster struct {
 	// given here replaces kubesim's own value for it.
 	ExtraArgs map[string][]string `json:"extraArgs,omitempty"`
 
+	// From is a snapshot file (`kubesim snapshot export`) the cluster is
+	// made a clone of: its nodes, workloads and pods where they ran.
+	From string `json:"from,omitempty"`
+	// FromContext is a kubeconfig context whose cluster is read (get and
+	// list only) and cloned, as From would clone its export. Give one of
+	// From and FromContext.
+	FromContext string `json:"fromContext,omitempty"`
+
 	// Status is written by kubesim, never by users.
 	Status *ClusterStatus `json:"status,omitempty"`
 }

@@ -10,4 +10,5 @@ package v1alpha1
 // 1: `kubesim version -o json` and `kubesim get node-template` exist.
 // 2: Cluster.NodeGroups.
 // 3: Cluster.StageFiles.
-const Revision = 3
+// 4: Cluster.From and FromContext (clones), and the same in a Scenario's clusters.
+const Revision = 4

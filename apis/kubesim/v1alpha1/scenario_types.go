@@ -51,6 +51,10 @@ type ScenarioCluster struct {
 
 	NodeGroups []NodeGroup `json:"nodeGroups,omitempty"`
 
+	// From and FromContext make the cluster a clone, as in a Cluster file.
+	From        string `json:"from,omitempty"`
+	FromContext string `json:"fromContext,omitempty"`
+
 	// The cluster's options, as in a Cluster file.
 	Stages        string              `json:"stages,omitempty"`
 	NodeLifecycle NodeLifecycle       `json:"nodeLifecycle,omitempty"`

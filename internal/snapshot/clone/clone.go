@@ -1,0 +1,271 @@
+// Package clone creates a snapshot's objects in a kubesim cluster, in the
+// snapshot's order, many at a time within a kind: owner references and
+// volume claims pointed at the uids of the objects made in the source's
+// objects' place (kubesim.io/source-uid), so the cluster's controllers
+// adopt what is there rather than make it anew.
+package clone
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/kubesim/kubesim/internal/snapshot"
+)
+
+// Workers is how many creates run at once.
+const Workers = 32
+
+// Options say where to report.
+type Options struct {
+	Progress io.Writer
+	Terminal bool
+}
+
+// Result counts what a clone did, by kind.
+type Result struct {
+	Created map[string]int
+	// Existing were there already (the default Namespaces, the
+	// kubernetes Service, each namespace's default ServiceAccount).
+	Existing map[string]int
+	// Unserved are objects of kinds the cluster does not serve (a custom
+	// resource whose CRD it lacks), left out.
+	Unserved map[string]int
+	// DroppedOwners counts owner references to objects not in the clone:
+	// the garbage collector would delete their dependents.
+	DroppedOwners int
+}
+
+// Summary is the result in a line.
+func (r *Result) Summary() string {
+	s := "created " + snapshot.Summary(r.Created)
+	if len(r.Unserved) > 0 {
+		s += "; skipped, kinds this cluster does not serve: " + snapshot.Summary(r.Unserved)
+	}
+	if r.DroppedOwners > 0 {
+		s += fmt.Sprintf("; %d owner references to objects not in the snapshot dropped", r.DroppedOwners)
+	}
+	return s
+}
+
+// Load creates the objects in the cluster cfg reaches, in their order;
+// consecutive objects of one kind are created together, Workers at a time.
+// The first failure (other than an object that exists already) ends it.
+func Load(ctx context.Context, cfg *rest.Config, objects []*unstructured.Unstructured, o Options) (*Result, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS = -1
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	l := &loader{
+		client: client,
+		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
+		uids:   map[string]string{},
+		result: &Result{Created: map[string]int{}, Existing: map[string]int{}, Unserved: map[string]int{}},
+		o:      o,
+	}
+	for start := 0; start < len(objects); {
+		end := start + 1
+		for end < len(objects) && objects[end].GroupVersionKind() == objects[start].GroupVersionKind() {
+			end++
+		}
+		if err := l.createAll(ctx, objects[start:end]); err != nil {
+			return l.result, err
+		}
+		start = end
+	}
+	return l.result, nil
+}
+
+type loader struct {
+	client dynamic.Interface
+	mapper meta.RESTMapper
+	o      Options
+
+	mu     sync.Mutex
+	uids   map[string]string // source uid → the clone's
+	result *Result
+}
+
+// createAll creates objects of one kind.
+func (l *loader) createAll(ctx context.Context, objects []*unstructured.Unstructured) error {
+	gvk := objects[0].GroupVersionKind()
+	mapping, err := l.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		l.result.Unserved[gvk.Kind] += len(objects)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", gvk.Kind, err)
+	}
+	var done atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(Workers)
+	for _, obj := range objects {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			if err := l.create(gctx, mapping, obj.DeepCopy()); err != nil {
+				return fmt.Errorf("creating %s %s: %s", gvk.Kind, snapshot.Name(obj), strings.Join(strings.Fields(err.Error()), " "))
+			}
+			l.progress(gvk.Kind, int(done.Add(1)), len(objects))
+			return nil
+		})
+	}
+	err = g.Wait()
+	if err == nil {
+		err = context.Cause(ctx)
+	}
+	if l.o.Terminal && l.o.Progress != nil {
+		fmt.Fprintln(l.o.Progress)
+	}
+	return err
+}
+
+func (l *loader) progress(kind string, done, total int) {
+	if l.o.Terminal && l.o.Progress != nil {
+		l.mu.Lock()
+		fmt.Fprintf(l.o.Progress, "\rcreating %-32s %d/%d", kind+"s", done, total)
+		l.mu.Unlock()
+	}
+}
+
+// create makes one object, pointed at the clone's uids, and records its
+// uid in the clone under its source uid.
+func (l *loader) create(ctx context.Context, mapping *meta.RESTMapping, obj *unstructured.Unstructured) error {
+	sourceUID := obj.GetAnnotations()[snapshot.SourceUIDAnnotation]
+	l.mu.Lock()
+	dropped := l.repoint(obj)
+	l.result.DroppedOwners += dropped
+	l.mu.Unlock()
+	var res dynamic.ResourceInterface = l.client.Resource(mapping.Resource)
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		res = l.client.Resource(mapping.Resource).Namespace(obj.GetNamespace())
+	}
+	status, hasStatus := obj.Object["status"]
+	made, err := res.Create(ctx, obj, metav1.CreateOptions{})
+	kind := obj.GetKind()
+	if apierrors.IsAlreadyExists(err) {
+		l.mu.Lock()
+		l.result.Existing[kind]++
+		l.mu.Unlock()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	// Status a create drops (a claim's allocation) is written after it;
+	// a Node keeps the capacity it was created with.
+	if hasStatus && kind == "ResourceClaim" {
+		made.Object["status"] = status
+		if _, err := res.UpdateStatus(ctx, made, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("its status: %w", err)
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if sourceUID != "" {
+		l.uids[sourceUID] = string(made.GetUID())
+	}
+	l.result.Created[kind]++
+	return nil
+}
+
+// repoint makes obj refer to the clone's objects (l.mu held): owner
+// references by their uids, a PV's claim by its uid, a Job's pods by its
+// controller-uid label. Owner references to objects not made are dropped,
+// and counted.
+func (l *loader) repoint(obj *unstructured.Unstructured) (dropped int) {
+	var owners []metav1.OwnerReference
+	for _, ref := range obj.GetOwnerReferences() {
+		if uid, ok := l.uids[string(ref.UID)]; ok {
+			ref.UID = types.UID(uid)
+			owners = append(owners, ref)
+		} else {
+			dropped++
+		}
+	}
+	if len(obj.GetOwnerReferences()) > 0 {
+		obj.SetOwnerReferences(owners)
+	}
+	switch obj.GetKind() {
+	case "PersistentVolume":
+		if uid, ok, _ := unstructured.NestedString(obj.Object, "spec", "claimRef", "uid"); ok {
+			if mine, known := l.uids[uid]; known {
+				_ = unstructured.SetNestedField(obj.Object, mine, "spec", "claimRef", "uid")
+			} else {
+				unstructured.RemoveNestedField(obj.Object, "spec", "claimRef", "uid")
+			}
+		}
+	case "PersistentVolumeClaim":
+		// Bound anew, as a claim naming its volume: the volume comes
+		// next, carrying this claim's new uid. Marked bound, the claim
+		// would be taken for one whose volume was lost.
+		annotations := obj.GetAnnotations()
+		delete(annotations, "pv.kubernetes.io/bind-completed")
+		delete(annotations, "pv.kubernetes.io/bound-by-controller")
+		obj.SetAnnotations(annotations)
+	case "Job":
+		unselectJob(obj)
+	case "Pod":
+		// Labels holding an owner's uid (a Job's controller-uid) hold
+		// the clone's.
+		labels := obj.GetLabels()
+		for k, v := range labels {
+			if uid, ok := l.uids[v]; ok {
+				labels[k] = uid
+			}
+		}
+		obj.SetLabels(labels)
+	case "ResourceClaim":
+		unstructured.RemoveNestedField(obj.Object, "status", "reservedFor")
+	}
+	return dropped
+}
+
+// jobUIDLabels are the labels a Job's generated selector matches on, with
+// the Job's own uid as their value.
+var jobUIDLabels = []string{"batch.kubernetes.io/controller-uid", "controller-uid"}
+
+// unselectJob leaves a Job's generated selector to the API server, which
+// makes it of the new Job's uid (one of the source's is refused).
+func unselectJob(obj *unstructured.Unstructured) {
+	if manual, _, _ := unstructured.NestedBool(obj.Object, "spec", "manualSelector"); manual {
+		return
+	}
+	for _, path := range [][]string{{"spec", "selector", "matchLabels"}, {"spec", "template", "metadata", "labels"}} {
+		labels, _, _ := unstructured.NestedStringMap(obj.Object, path...)
+		for _, key := range jobUIDLabels {
+			delete(labels, key)
+		}
+		if len(labels) == 0 {
+			unstructured.RemoveNestedField(obj.Object, path...)
+		} else {
+			_ = unstructured.SetNestedStringMap(obj.Object, labels, path...)
+		}
+	}
+	if sel, _, _ := unstructured.NestedMap(obj.Object, "spec", "selector"); len(sel) == 0 {
+		unstructured.RemoveNestedField(obj.Object, "spec", "selector")
+	}
+}

@@ -1,0 +1,404 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+)
+
+// TestCloneIsTheSourcesShape makes a kubesim cluster the "production" one
+// (zoned node groups, a spread Deployment, a StatefulSet with PVCs, a
+// DaemonSet, a Job, PDBs of the three kinds, a PriorityClass, a mirror
+// pod, a ReplicaSet whose live pods carry a sidecar its template lacks),
+// exports it and clones it: every pod on its node and Running, no pod
+// made or deleted by a controller while watched (30 s here, not the
+// issue's 2 minutes, for CI), every PDB allowing what it allows in the
+// source, an eviction refused in both, and the source's objects untouched.
+func TestCloneIsTheSourcesShape(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.createCluster("prod", "--config", "testdata/clone/cluster.yaml")
+	src := contextClient(t, e.kubeconfig, "kubesim-prod")
+	manifest, err := os.ReadFile("testdata/clone/production.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.apply(string(manifest))
+
+	// A static pod's mirror, and a ReplicaSet whose pods a webhook gave a
+	// sidecar: made first, they are adopted by the ReplicaSet made after.
+	mirror := testPod("static-proxy-a-0")
+	mirror.Namespace, mirror.Spec.NodeName = "kube-system", "a-0"
+	mirror.Annotations = map[string]string{"kubernetes.io/config.mirror": "abc", "kubernetes.io/config.source": "file"}
+	createPodIn(t, src, mirror)
+	app := corev1.Container{Name: "app", Image: "app", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}}
+	proxy := corev1.Container{Name: "proxy", Image: "envoy", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m")}}}
+	for i, node := range []string{"b-0", "b-1"} {
+		p := labelledPod(fmt.Sprintf("side-%d", i), map[string]string{"app": "side"})
+		p.Spec.NodeName, p.Spec.Containers = node, []corev1.Container{app, proxy}
+		createPodIn(t, src, p)
+	}
+	waitPods(t, src, "app=side", 2)
+	side := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "side"}, Spec: appsv1.ReplicaSetSpec{
+		Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "side"}},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "side"}}, Spec: corev1.PodSpec{Containers: []corev1.Container{app}}}}}
+	if _, err := src.AppsV1().ReplicaSets("default").Create(ctx, side, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "the source settled", func() error {
+		pods, err := src.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		// web 6, db 3, agent 6, report 2, side 2 (adopted, not new).
+		if len(pods.Items) != 19 {
+			return fmt.Errorf("%d pods", len(pods.Items))
+		}
+		for _, p := range pods.Items {
+			if p.Status.Phase != corev1.PodRunning || !podReady(&p) || len(p.OwnerReferences) == 0 {
+				return fmt.Errorf("pod %s: %s, owners %v", p.Name, p.Status.Phase, p.OwnerReferences)
+			}
+		}
+		return pdbsSettled(ctx, src)
+	})
+	before := sourceVersions(t, src)
+	placement := podPlacement(t, src)
+	allowed := pdbAllowed(t, src)
+
+	// A user who may not list pods: the kind is skipped and named, the
+	// rest goes on.
+	readerContext(t, e, src)
+	partial := filepath.Join(t.TempDir(), "partial.yaml")
+	r := e.must("snapshot", "export", "--context", "reader", "--path", partial)
+	if !strings.Contains(r.stderr, "Skipped, not allowed to list them: Pod") {
+		t.Errorf("export as a user without pods: %s", r)
+	}
+	if data, _ := os.ReadFile(partial); !strings.Contains(string(data), `"Pod":"forbidden"`) || strings.Contains(string(data), "\nkind: Pod\n") {
+		t.Errorf("the header does not say pods were forbidden, or pods were written")
+	}
+
+	snap := filepath.Join(t.TempDir(), "prod.yaml")
+	e.must("snapshot", "export", "--context", "kubesim-prod", "--path", snap)
+	data, err := os.ReadFile(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"hunter2", "s3cret", "fsync=off", "managedFields", "resourceVersion", "config.mirror"} {
+		if strings.Contains(string(data), secret) {
+			t.Errorf("the snapshot holds %q", secret)
+		}
+	}
+
+	e.createCluster("what-if", "--from", snap)
+	clone := contextClient(t, e.kubeconfig, "kubesim-what-if")
+	list, err := clone.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := clone.CoreV1().Pods(metav1.NamespaceAll).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	got := map[string]string{}
+	for _, p := range list.Items {
+		if p.Status.Phase != corev1.PodRunning {
+			t.Errorf("pod %s/%s is %s in the clone", p.Namespace, p.Name, p.Status.Phase)
+		}
+		got[p.Namespace+"/"+p.Name] = p.Spec.NodeName
+	}
+	for pod, node := range placement {
+		if got[pod] != node {
+			t.Errorf("pod %s: on %q in the clone, %q in the source", pod, got[pod], node)
+		}
+	}
+	if len(got) != len(placement) {
+		t.Errorf("the clone has %d pods, the source %d", len(got), len(placement))
+	}
+	eventually(t, time.Minute, "the clone's PDBs allowing what the source's do", func() error {
+		if err := pdbsSettled(ctx, clone); err != nil {
+			return err
+		}
+		if now := pdbAllowed(t, clone); fmt.Sprint(now) != fmt.Sprint(allowed) {
+			return fmt.Errorf("clone %v, source %v", now, allowed)
+		}
+		return nil
+	})
+	for name, c := range map[string]kubernetes.Interface{"source": src, "clone": clone} {
+		err := c.PolicyV1().Evictions("default").Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: firstPod(t, c, "app=web"), Namespace: "default"},
+			DeleteOptions: &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}})
+		if !apierrors.IsTooManyRequests(err) {
+			t.Errorf("%s: evicting a web pod (PDB minAvailable 6 of 6): %v, want refused", name, err)
+		}
+	}
+	rs, err := clone.AppsV1().ReplicaSets("default").Get(ctx, "side", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := containerNames(rs.Spec.Template.Spec.Containers); !slices.Equal(names, []string{"app", "proxy"}) {
+		t.Errorf("the clone's ReplicaSet side has containers %v, want its live pods' app and proxy", names)
+	}
+
+	// No churn: nothing made or deleted while watched.
+	deadline := time.After(30 * time.Second)
+	for watching := true; watching; {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("the watch of the clone's pods ended early")
+			}
+			if ev.Type == watch.Added || ev.Type == watch.Deleted {
+				p := ev.Object.(*corev1.Pod)
+				t.Errorf("churn in the clone: pod %s/%s %s", p.Namespace, p.Name, ev.Type)
+			}
+		case <-deadline:
+			watching = false
+		}
+	}
+	if after := sourceVersions(t, src); fmt.Sprint(after) != fmt.Sprint(before) {
+		for k, v := range after {
+			if before[k] != v {
+				t.Errorf("the source's %s changed (resourceVersion %s → %s)", k, before[k], v)
+			}
+		}
+	}
+}
+
+// TestCloneBadInput: each bad source is refused in one line before a
+// cluster is made; a clone that fails once made leaves no cluster.
+func TestCloneBadInput(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["gone"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1", InsecureSkipTLSVerify: true}
+	cfg.AuthInfos["gone"] = &clientcmdapi.AuthInfo{Token: "x"}
+	cfg.Contexts["gone"] = &clientcmdapi.Context{Cluster: "gone", AuthInfo: "gone"}
+	if err := os.MkdirAll(filepath.Dir(e.kubeconfig), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := clientcmd.WriteToFile(*cfg, e.kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	e.fails("cannot reach the API server of gone", "create", "cluster", "--name", "x", "--from-context", "gone")
+	e.fails(`--context "nope": no such context in the kubeconfig (it has: gone)`, "snapshot", "export", "--context", "nope", "--path", filepath.Join(dir, "s.yaml"))
+	other := filepath.Join(dir, "other.yaml")
+	writeFile(t, other, []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n"))
+	e.fails("not a kubesim snapshot", "create", "cluster", "--name", "x", "--from", other)
+	newer := filepath.Join(dir, "newer.yaml")
+	writeFile(t, newer, []byte(`# kubesim.io/snapshot: {"format":1,"kubernetes":"v1.99.0","source":"prod","counts":{}}`+"\n"))
+	e.fails("exported from Kubernetes v1.99.0, newer than this kubesim's v1.36.3", "create", "cluster", "--name", "x", "--from", newer)
+	e.fails("--from: open", "create", "cluster", "--name", "x", "--from", filepath.Join(dir, "missing.yaml"))
+	if r := e.must("get", "clusters"); strings.Contains(r.stdout, "x ") {
+		t.Errorf("a refused clone left a cluster: %s", r.stdout)
+	}
+
+	// Made, then failing: a pod whose PriorityClass the snapshot lacks.
+	bad := filepath.Join(dir, "bad.yaml")
+	writeFile(t, bad, []byte(`# kubesim.io/snapshot: {"format":1,"kubernetes":"v1.36.3","source":"prod","counts":{"Pod":1}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec: {priorityClassName: nope, containers: [{name: c, image: c}]}
+`))
+	r := e.run("create", "cluster", "--name", "half", "--from", bad)
+	if r.code == 0 || !strings.Contains(r.stderr, `creating Pod default/p`) || !strings.Contains(r.stderr, `cluster "half" deleted; --retain keeps it`) {
+		t.Errorf("a clone failing once made: %s", r)
+	}
+	if r := e.must("get", "clusters"); strings.Contains(r.stdout, "half") {
+		t.Errorf("a failed clone left its cluster: %s", r.stdout)
+	}
+}
+
+func contextClient(t *testing.T, kubeconfig, context string) *kubernetes.Clientset {
+	t.Helper()
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return clientsetFor(t, cfg)
+}
+
+func createPodIn(t *testing.T, client kubernetes.Interface, p *corev1.Pod) {
+	t.Helper()
+	if p.Namespace == "" {
+		p.Namespace = "default"
+	}
+	if _, err := client.CoreV1().Pods(p.Namespace).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readerContext adds the context "reader": the source's admin acting as a
+// user granted deploy/'s snapshot reader role without pods.
+func readerContext(t *testing.T, e *env, src kubernetes.Interface) {
+	t.Helper()
+	ctx := context.Background()
+	data, err := os.ReadFile("../../deploy/snapshot-reader-clusterrole.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.Unmarshal(data, &role); err != nil {
+		t.Fatal(err)
+	}
+	for i, rule := range role.Rules {
+		role.Rules[i].Resources = slices.DeleteFunc(rule.Resources, func(r string) bool { return r == "pods" })
+	}
+	if _, err := src.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "reader"}, RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
+		Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: "reader"}}}
+	if _, err := src.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.LoadFromFile(e.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := cfg.Contexts["kubesim-prod"]
+	user := cfg.AuthInfos[admin.AuthInfo].DeepCopy()
+	user.Impersonate = "reader"
+	cfg.AuthInfos["reader"] = user
+	cfg.Contexts["reader"] = &clientcmdapi.Context{Cluster: admin.Cluster, AuthInfo: "reader"}
+	if err := clientcmd.WriteToFile(*cfg, e.kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sourceVersions are the resourceVersions of the objects an export reads
+// that nothing in a settled kubesim cluster writes (nodes and their
+// Leases are renewed all the time).
+func sourceVersions(t *testing.T, c kubernetes.Interface) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]string{}
+	add := func(kind string, items []metav1.Object) {
+		for _, o := range items {
+			out[kind+" "+o.GetNamespace()+"/"+o.GetName()] = o.GetResourceVersion()
+		}
+	}
+	var objs []metav1.Object
+	pods, err := c.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range pods.Items {
+		objs = append(objs, &pods.Items[i])
+	}
+	add("Pod", objs)
+	objs = nil
+	deps, _ := c.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
+	for i := range deps.Items {
+		objs = append(objs, &deps.Items[i])
+	}
+	rss, _ := c.AppsV1().ReplicaSets("").List(ctx, metav1.ListOptions{})
+	for i := range rss.Items {
+		objs = append(objs, &rss.Items[i])
+	}
+	sts, _ := c.AppsV1().StatefulSets("").List(ctx, metav1.ListOptions{})
+	for i := range sts.Items {
+		objs = append(objs, &sts.Items[i])
+	}
+	pdbs, _ := c.PolicyV1().PodDisruptionBudgets("").List(ctx, metav1.ListOptions{})
+	for i := range pdbs.Items {
+		objs = append(objs, &pdbs.Items[i])
+	}
+	pvcs, _ := c.CoreV1().PersistentVolumeClaims("").List(ctx, metav1.ListOptions{})
+	for i := range pvcs.Items {
+		objs = append(objs, &pvcs.Items[i])
+	}
+	pvs, _ := c.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	for i := range pvs.Items {
+		objs = append(objs, &pvs.Items[i])
+	}
+	add("object", objs)
+	if len(out) < 30 {
+		t.Fatalf("only %d objects in the source", len(out))
+	}
+	return out
+}
+
+func podPlacement(t *testing.T, c kubernetes.Interface) map[string]string {
+	t.Helper()
+	pods, err := c.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range pods.Items {
+		out[p.Namespace+"/"+p.Name] = p.Spec.NodeName
+	}
+	return out
+}
+
+func pdbAllowed(t *testing.T, c kubernetes.Interface) map[string]int32 {
+	t.Helper()
+	pdbs, err := c.PolicyV1().PodDisruptionBudgets("default").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int32{}
+	for _, p := range pdbs.Items {
+		out[p.Name] = p.Status.DisruptionsAllowed
+	}
+	return out
+}
+
+// pdbsSettled: the disruption controller has counted every PDB's pods.
+func pdbsSettled(ctx context.Context, c kubernetes.Interface) error {
+	pdbs, err := c.PolicyV1().PodDisruptionBudgets("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	want := map[string]int32{"web": 6, "db": 3, "side": 2}
+	for _, p := range pdbs.Items {
+		if p.Status.ObservedGeneration != p.Generation || p.Status.CurrentHealthy != want[p.Name] {
+			return fmt.Errorf("PDB %s: %d healthy", p.Name, p.Status.CurrentHealthy)
+		}
+	}
+	if len(pdbs.Items) != 3 {
+		return fmt.Errorf("%d PDBs", len(pdbs.Items))
+	}
+	return nil
+}
+
+func firstPod(t *testing.T, c kubernetes.Interface, selector string) string {
+	t.Helper()
+	pods, err := c.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	if err != nil || len(pods.Items) == 0 {
+		t.Fatalf("no pod %s: %v", selector, err)
+	}
+	return pods.Items[0].Name
+}
+
+func containerNames(cs []corev1.Container) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Name)
+	}
+	return out
+}
