@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubesim/kubesim/internal/cluster"
+	"github.com/kubesim/kubesim/internal/snapshot/anonymize"
 	"github.com/kubesim/kubesim/internal/snapshot/export"
 )
 
@@ -23,6 +24,7 @@ type snapshotExportFlags struct {
 	path       string
 	namespaces []string
 	anonymize  bool
+	key        string
 }
 
 func newSnapshotExportCommand() *cobra.Command {
@@ -38,12 +40,26 @@ func newSnapshotExportCommand() *cobra.Command {
 			if f.path == "" {
 				return errors.New("--path: required; give the file to write, e.g. --path prod.yaml")
 			}
+			if f.key != "" && !f.anonymize {
+				return errors.New("--anonymize-key: only with --anonymize; add it, or drop the key")
+			}
+			var key []byte
 			if f.anonymize {
-				return errors.New("--anonymize: not yet available")
+				var err error
+				if key, err = anonymizeKey(cmd, f.key); err != nil {
+					return err
+				}
 			}
 			r, err := readSource(cmd, f.kubeconfig, f.context, f.namespaces)
 			if err != nil {
 				return err
+			}
+			if key != nil {
+				summary, err := r.Anonymize(anonymize.New(key))
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.ErrOrStderr(), summary.String())
 			}
 			if err := r.WriteFile(f.path); err != nil {
 				return err
@@ -57,8 +73,20 @@ func newSnapshotExportCommand() *cobra.Command {
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig holding the context (default $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(&f.path, "path", "", "file to write (required)")
 	fl.StringSliceVarP(&f.namespaces, "namespace", "n", nil, "read only these namespaces' objects (repeatable; default all); cluster-wide kinds are read whole")
-	fl.BoolVar(&f.anonymize, "anonymize", false, "rewrite names, label values and images through a keyed hash")
+	fl.BoolVar(&f.anonymize, "anonymize", false, "rewrite names, label values and images through a keyed hash (the key is printed once)")
+	fl.StringVar(&f.key, "anonymize-key", "", "the key an earlier --anonymize export printed, so this one maps names the same way")
 	return cmd
+}
+
+// anonymizeKey is the given key, or a new one, printed once: with it a
+// later export of the same cluster maps every name the same way.
+func anonymizeKey(cmd *cobra.Command, given string) ([]byte, error) {
+	if given != "" {
+		return anonymize.ParseKey(given)
+	}
+	key, printed := anonymize.NewKey()
+	fmt.Fprintf(cmd.ErrOrStderr(), "Anonymizing with a new key (keep it to map a later export the same way: --anonymize-key %s)\n", printed)
+	return key, nil
 }
 
 // readSource exports the cluster of a context, saying what it read on

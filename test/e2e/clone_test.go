@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -176,6 +177,26 @@ func TestCloneIsTheSourcesShape(t *testing.T) {
 			watching = false
 		}
 	}
+	// --anonymize: none of the source's names in the file, and a clone of
+	// it places the same number of pods on each node.
+	anon := filepath.Join(t.TempDir(), "anon.yaml")
+	key := strings.Repeat("5e", 32)
+	e.must("snapshot", "export", "--context", "kubesim-prod", "--path", anon, "--anonymize", "--anonymize-key", key)
+	anonData, err := os.ReadFile(anon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range sourceNames(placement) {
+		if regexp.MustCompile(`(^|[^a-z0-9])` + regexp.QuoteMeta(name) + `([^a-z0-9]|$)`).Match(anonData) {
+			t.Errorf("the anonymized snapshot holds the source's name %q", name)
+		}
+	}
+	e.createCluster("anon", "--from", anon)
+	anonClone := contextClient(t, e.kubeconfig, "kubesim-anon")
+	if got, want := perNodeCounts(podPlacement(t, anonClone)), perNodeCounts(placement); !slices.Equal(got, want) {
+		t.Errorf("pods per node in the anonymized clone %v, in the source %v", got, want)
+	}
+
 	if after := sourceVersions(t, src); fmt.Sprint(after) != fmt.Sprint(before) {
 		for k, v := range after {
 			if before[k] != v {
@@ -400,5 +421,34 @@ func containerNames(cs []corev1.Container) []string {
 	for _, c := range cs {
 		out = append(out, c.Name)
 	}
+	return out
+}
+
+// sourceNames are the names in a placement (namespace/pod → node) that
+// an anonymized export must not hold: namespaces but the built-in ones,
+// pods and nodes.
+func sourceNames(placement map[string]string) map[string]bool {
+	names := map[string]bool{}
+	for pod, node := range placement {
+		ns, name, _ := strings.Cut(pod, "/")
+		if ns != "default" && !strings.HasPrefix(ns, "kube-") {
+			names[ns] = true
+		}
+		names[name], names[node] = true, true
+	}
+	return names
+}
+
+// perNodeCounts is how many pods each node of a placement holds, sorted.
+func perNodeCounts(placement map[string]string) []int {
+	byNode := map[string]int{}
+	for _, node := range placement {
+		byNode[node]++
+	}
+	var out []int
+	for _, n := range byNode {
+		out = append(out, n)
+	}
+	slices.Sort(out)
 	return out
 }

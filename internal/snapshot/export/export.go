@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubesim/kubesim/internal/snapshot"
+	"github.com/kubesim/kubesim/internal/snapshot/anonymize"
 )
 
 // PageSize is how many objects one list call asks for.
@@ -53,6 +54,26 @@ type Result struct {
 	Carried []string
 	// Left are counts of objects left out on purpose, by why.
 	Left map[string]int
+}
+
+// Anonymize rewrites the result through a: its objects, its source's
+// name and the workloads its notes name.
+func (r *Result) Anonymize(a *anonymize.Anonymizer) (anonymize.Summary, error) {
+	summary, err := a.Objects(r.Objects)
+	if err != nil {
+		return summary, err
+	}
+	r.Header.Source = a.Name(r.Header.Source)
+	for i, c := range r.Carried { // Kind namespace/name
+		kind, ref, _ := strings.Cut(c, " ")
+		ns, name, namespaced := strings.Cut(ref, "/")
+		if namespaced {
+			r.Carried[i] = kind + " " + a.Name(ns) + "/" + a.Name(name)
+		} else {
+			r.Carried[i] = kind + " " + a.Name(ref)
+		}
+	}
+	return summary, nil
 }
 
 // Notes are the result's comment lines for the file.
