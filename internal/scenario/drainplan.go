@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,7 +92,7 @@ func numbersFirst(a, b string) int {
 		}
 		a, b = a[1:], b[1:]
 	}
-	return len(a) - len(b)
+	return cmp.Compare(len(a), len(b))
 }
 
 // digitsAt is how many digits s starts with.
