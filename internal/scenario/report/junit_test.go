@@ -3,10 +3,9 @@ package report
 import (
 	"bytes"
 	"encoding/xml"
+	"reflect"
 	"strings"
 	"testing"
-
-	"reflect"
 
 	"github.com/kubesim/kubesim/internal/scenario/result"
 )
