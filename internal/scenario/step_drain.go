@@ -230,7 +230,7 @@ func (dr *drainRun) wave(ctx context.Context, nodes []string, w *result.Wave, wh
 	for _, p := range before.Items {
 		existed[p.UID] = true
 	}
-	owners := map[types.UID]int{} // evicted pods per controller
+	owners := map[types.UID]*owed{} // evicted pods per controller
 	first := map[string]time.Time{}
 	at := map[string]int{} // a refused pod's index in w.Refusals
 	retry := time.NewTicker(time.Second)
@@ -267,7 +267,10 @@ func (dr *drainRun) wave(ctx context.Context, nodes []string, w *result.Wave, wh
 					w.Refusals[i].For, w.Refusals[i].Evicted = now.Sub(first[key]), true
 				}
 				if c := metav1.GetControllerOf(&p); c != nil {
-					owners[c.UID]++
+					if owners[c.UID] == nil {
+						owners[c.UID] = &owed{name: fmt.Sprintf("%s %s/%s", strings.ToLower(c.Kind), p.Namespace, c.Name)}
+					}
+					owners[c.UID].pods++
 				}
 			}
 		}
@@ -304,7 +307,7 @@ func (dr *drainRun) orNotDone(ctx context.Context, which string, refused map[str
 // nodes and each controller that lost pods has as many new ones Running
 // (or Succeeded) elsewhere, or found unschedulable: those are left
 // Pending, and the report says why.
-func (dr *drainRun) settle(ctx context.Context, nodes []string, existed map[types.UID]bool, owners map[types.UID]int, which string) error {
+func (dr *drainRun) settle(ctx context.Context, nodes []string, existed map[types.UID]bool, owners map[types.UID]*owed, which string) error {
 	onWave := map[string]bool{}
 	for _, n := range nodes {
 		onWave[n] = true
@@ -329,24 +332,34 @@ func (dr *drainRun) settle(ctx context.Context, nodes []string, existed map[type
 				continue
 			}
 			c := metav1.GetControllerOf(p)
-			if c == nil || owners[c.UID] == 0 || existed[p.UID] || p.DeletionTimestamp != nil {
+			if c == nil || owners[c.UID] == nil || existed[p.UID] || p.DeletionTimestamp != nil {
 				continue
 			}
 			if runningReady(p) || p.Status.Phase == corev1.PodSucceeded || unschedulable(p) {
 				done[c.UID]++
 			}
 		}
-		waiting := 0
-		for uid, n := range owners {
-			waiting += max(0, n-done[uid])
+		var waiting []string
+		for uid, o := range owners {
+			if n := o.pods - done[uid]; n > 0 {
+				waiting = append(waiting, fmt.Sprintf("%s (%d)", o.name, n))
+			}
 		}
-		state = fmt.Sprintf("%d pods still on the wave's nodes, %d replacements not yet Running", left, waiting)
-		return left == 0 && waiting == 0, state
+		sort.Strings(waiting)
+		state = fmt.Sprintf("%d pods still on the wave's nodes; replacements not yet Running: %s", left, orNone(strings.Join(waiting, ", ")))
+		return left == 0 && len(waiting) == 0, state
 	})
 	if err != nil && ctx.Err() != nil {
 		return &timeoutReport{fmt.Sprintf("drain did not complete in %s: %s: %s", dr.timeout, which, state)}
 	}
 	return err
+}
+
+// owed is a controller that lost pods to a wave: how many, and its name
+// for messages ("replicaset shop/web-5d8f").
+type owed struct {
+	name string
+	pods int
 }
 
 func runningReady(p *corev1.Pod) bool {
