@@ -102,7 +102,7 @@ actual:   {{$a.Actual}}</div>{{end}}</div>{{end}}
 {{if $d.Waves}}<table class="steps waves"><tr><th>wave</th><th>nodes</th><th>evicted</th><th>refused for a while: pod, budget, how long</th><th>wall time</th></tr>
 {{range $i, $w := $d.Waves}}<tr><td>{{inc $i}}/{{$d.Planned}}</td><td>{{list $w.Nodes}}</td>
 <td>{{if $w.Evicted}}<details><summary>{{len $w.Evicted}}</summary><small>{{list $w.Evicted}}</small></details>{{else}}0{{end}}</td>
-<td>{{range $x := $w.Refusals}}<div class="refusal{{if not $x.Evicted}} still{{end}}"><b>{{$x.Pod}}</b> by {{if $x.PDB}}PDB <b>{{$x.PDB}}</b>{{else}}<i>{{$x.Message}}</i>{{end}} for <b>{{secs $x.For}}</b>, {{if $x.Evicted}}then evicted{{else}}still refused at the end{{end}}</div>{{else}}<span class="none">none</span>{{end}}</td>
+<td>{{range $x := $w.Refusals}}<div class="refusal{{if not $x.Evicted}} still{{end}}"><b>{{$x.Pod}}</b> by {{if $x.PDB}}PDB <b>{{$x.PDB}}</b>{{else}}<i>{{$x.Message}}</i>{{end}}{{if $x.For}} for <b>{{secs $x.For}}</b>{{end}}, {{if $x.Evicted}}then evicted{{else}}still refused at the end{{end}}</div>{{else}}<span class="none">none</span>{{end}}</td>
 <td class="wall"><div class="wbar" style="width:{{waveBar $d $w}}"></div>{{secs $w.Duration}}</td></tr>{{end}}</table>{{end}}
 {{if $d.Pending}}<div><b>left Pending ({{len $d.Pending}})</b>, with the scheduler's reasons:</div>
 <table class="steps pendingpods"><tr><th>pod</th><th>why</th></tr>{{range $p := $d.Pending}}<tr><td>{{$p.Pod}}</td><td>{{$p.Reason}}</td></tr>{{end}}</table>{{else}}<div><small>no pod left Pending</small></div>{{end}}

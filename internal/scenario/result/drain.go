@@ -96,6 +96,9 @@ func (r *Refusal) Text() string {
 	if !r.Evicted {
 		end = "still refused at the end"
 	}
+	if r.For == 0 { // tried once (expect: blocked)
+		return fmt.Sprintf("%s refused by %s, %s", r.Pod, by, end)
+	}
 	return fmt.Sprintf("%s refused by %s for %s, %s", r.Pod, by, Secs(r.For), end)
 }
 
