@@ -50,6 +50,12 @@ func TestLoadErrorsNameLineAndField(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
 		{head + "steps:\n- drain: {node: a, expct: blocked}\n", `:4: unknown field "steps[0].drain.expct"`},
 		{head + "steps:\n- drain: {node: a, expect: maybe}\n", `:4: steps[0].drain: expect: "maybe"; use completes or blocked`},
+		{head + "steps:\n- drain: {node: a, nodes: {selector: pool=old}}\n", `:4: steps[0].drain: node and nodes: give one of them`},
+		{head + "steps:\n- drain: {maxUnavailable: 2}\n", `:4: steps[0].drain: nodes: name the nodes to drain`},
+		{head + "steps:\n- drain: {nodes: {selector: pool=old}, maxUnavailable: -1}\n", `:4: steps[0].drain: maxUnavailable: -1; give how many nodes a wave drains at once`},
+		{head + "steps:\n- drain: {nodes: {selector: pool=old}, surge: {nodeGroup: new}}\n", `:4: steps[0].drain: surge.count: 0; give how many nodes to add to node group "new"`},
+		{head + "steps:\n- drain: {nodes: {selector: pool=old}, surge: {nodeGroup: new, count: 2, zone: a}}\n", `:4: unknown field "steps[0].drain.surge.zone"`},
+		{head + "cluster: {nodeGroups: [{name: old, count: 2}]}\nsteps:\n- drain: {nodes: [old-0], surge: {nodeGroup: neww, count: 1}}\n", `:5: steps[0].drain.surge.nodeGroup: no node group "neww" in the cluster; declare it under nodeGroups (count: 0 will do)`},
 		{head + "steps:\n- sleep: 1s\n  wait: {pods: {count: 1}}\n", ":4: steps[0]: has wait and sleep; one action per step"},
 		{head + "steps:\n- scale: {name: web, replicas: \"${nope}\"}\n", ":4: ${nope} is neither a parameter"},
 		{head + "steps:\n- assert: [{cel: 'pods.size() >'}]\n", ":4: steps[0].assert: [0]: cel:"},

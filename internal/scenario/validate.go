@@ -47,7 +47,14 @@ func validate(s *v1alpha1.Scenario, root *yaml.Node) error {
 			return lineError(at, "%s", err)
 		}
 	}
-	return validateSteps(s.Steps, "steps", names)
+	if err := validateSteps(s.Steps, "steps", names); err != nil {
+		return err
+	}
+	specs := map[string]*v1alpha1.ScenarioCluster{}
+	for i := range clusters {
+		specs[clusters[i].Name] = &clusters[i]
+	}
+	return checkSurgeGroups(s.Steps, "steps", specs)
 }
 
 func validateCluster(c *v1alpha1.ScenarioCluster) error {

@@ -194,15 +194,42 @@ type TaintStep struct {
 	Remove bool           `json:"remove,omitempty"`
 }
 
-// DrainStep cordons a node and evicts its pods through the eviction API,
-// as kubectl drain does. Expect says what must come of it: completes (the
-// default; refused evictions are retried until the timeout) or blocked (at
-// least one eviction is refused, each pod tried once).
+// DrainStep cordons nodes and evicts their pods through the eviction API,
+// as kubectl drain does, in waves of MaxUnavailable nodes (default: all in
+// one). Each wave waits for the replacements of the pods it evicted to be
+// Running elsewhere (or found unschedulable) before the next. Expect says
+// what must come of it: completes (the default; refused evictions are
+// retried until the timeout) or blocked (at least one eviction is refused,
+// each pod tried once).
 //
 // +kubebuilder:object:generate=false
 type DrainStep struct {
-	Node   NodeRef `json:"node"`
-	Expect string  `json:"expect,omitempty"`
+	// Node and Nodes are the same field, one or the other: the nodes to
+	// drain (a name, a list, or {selector}).
+	Node  NodeRef `json:"node,omitempty"`
+	Nodes NodeRef `json:"nodes,omitempty"`
+	// MaxUnavailable is how many nodes a wave drains at once (0: all).
+	MaxUnavailable int `json:"maxUnavailable,omitempty"`
+	// Surge adds nodes to a node group before the first wave.
+	Surge  *DrainSurge `json:"surge,omitempty"`
+	Expect string      `json:"expect,omitempty"`
+}
+
+// DrainSurge adds Count nodes to the node group NodeGroup ("" is the
+// unnamed group) and waits until they are Ready.
+//
+// +kubebuilder:object:generate=false
+type DrainSurge struct {
+	NodeGroup string `json:"nodeGroup"`
+	Count     int    `json:"count"`
+}
+
+// Targets are the nodes the step drains: Nodes, else Node.
+func (d *DrainStep) Targets() NodeRef {
+	if len(d.Nodes.Names) > 0 || d.Nodes.Selector != "" {
+		return d.Nodes
+	}
+	return d.Node
 }
 
 // EvictStep evicts one pod, by name or the first (by name) a selector picks.

@@ -13,9 +13,19 @@ import (
 var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"svg":  svg,
 	"join": func(s []string) string { return strings.Join(s, "; ") },
+	"list": func(s []string) string { return strings.Join(s, ", ") },
 	// firstNodes bounds an explanation's table: the most telling rows come first.
 	"firstNodes": func(ns []explain.NodeResult) []explain.NodeResult { return ns[:min(len(ns), 30)] },
 	"secs":       func(d interface{ Seconds() float64 }) string { return fmt.Sprintf("%.1fs", d.Seconds()) },
+	"inc":        func(i int) int { return i + 1 },
+	// waveBar is a wave's wall time as a share of the longest wave's.
+	"waveBar": func(d *result.Drain, w result.Wave) string {
+		var longest float64
+		for _, x := range d.Waves {
+			longest = max(longest, x.Duration.Seconds())
+		}
+		return pct(w.Duration.Seconds(), longest)
+	},
 	// The timeline spans the steps, from the first (the clusters are made before).
 	"barLeft": func(r *result.Scenario, s *result.Step) string {
 		return pct(s.Start.Seconds()-r.Steps[0].Start.Seconds(), r.Duration.Seconds()-r.Steps[0].Start.Seconds())
@@ -65,6 +75,9 @@ table.steps{border-collapse:collapse;margin:8px 0}table.steps td,table.steps th{
 .legend{font-size:12px;margin:4px 0}
 button.toggle{font-size:12px}
 details.why{margin:4px 0;font-size:12px}details.why summary{cursor:pointer}
+.drain{margin:6px 0}table.waves td{font-size:13px}.refusal.still{color:#c0392b}.none{color:#888}
+td.wall{min-width:90px}.wbar{height:6px;background:#4e79a7;border-radius:2px;margin:4px 0 2px}
+table.pendingpods td{font-size:12px}
 </style></head>
 <body>
 <h1>kubesim scenarios</h1>
@@ -76,7 +89,7 @@ details.why{margin:4px 0;font-size:12px}details.why summary{cursor:pointer}
 {{if $r.Steps}}<div><small>clusters ready after {{secs (index $r.Steps 0).Start}}; the steps:</small></div>{{end}}
 <div class="timeline">{{range $s := $r.Steps}}<div class="tl{{if $s.Failed}} failed{{end}}"><span class="lbl">{{$s.Name}} {{secs $s.Duration}}</span><div class="bar" style="left:{{barLeft $r $s}};width:{{barWidth $r $s}}"></div></div>{{end}}</div>
 <button class="toggle" type="button">show only failures</button>
-{{range $s := $r.Steps}}{{if or $s.Placement $s.Assertions $s.Error}}
+{{range $s := $r.Steps}}{{if or $s.Placement $s.Assertions $s.Error $s.Drain}}
 <div class="step{{if $s.Failed}} failed{{end}}">
 <b>{{if $s.Failed}}<span class="fail">✗</span>{{else}}<span class="pass">✓</span>{{end}} {{$s.Name}}</b> <small>line {{$s.Line}},{{if $s.Cluster}} cluster {{$s.Cluster}},{{end}} at {{secs $s.Start}}, took {{secs $s.Duration}}</small>
 {{with or $s.Detail $s.Output}}<div><small>{{.}}</small></div>{{end}}
@@ -84,6 +97,16 @@ details.why{margin:4px 0;font-size:12px}details.why summary{cursor:pointer}
 {{range $a := $s.Assertions}}<div>{{if $a.Passed}}<span class="pass">✓</span>{{else}}<span class="fail">✗</span>{{end}} {{$a.Name}}
 {{if not $a.Passed}}<div class="expect">expected: {{$a.Expected}}
 actual:   {{$a.Actual}}</div>{{end}}</div>{{end}}
+{{with $d := $s.Drain}}<div class="drain">
+{{with $d.Surge}}<div>surge: node group <b>{{or .NodeGroup "(unnamed)"}}</b> +{{len .Nodes}} ({{list .Nodes}}), Ready after {{secs .Duration}}</div>{{end}}
+{{if $d.Waves}}<table class="steps waves"><tr><th>wave</th><th>nodes</th><th>evicted</th><th>refused for a while: pod, budget, how long</th><th>wall time</th></tr>
+{{range $i, $w := $d.Waves}}<tr><td>{{inc $i}}/{{$d.Planned}}</td><td>{{list $w.Nodes}}</td>
+<td>{{if $w.Evicted}}<details><summary>{{len $w.Evicted}}</summary><small>{{list $w.Evicted}}</small></details>{{else}}0{{end}}</td>
+<td>{{range $x := $w.Refusals}}<div class="refusal{{if not $x.Evicted}} still{{end}}"><b>{{$x.Pod}}</b> by {{if $x.PDB}}PDB <b>{{$x.PDB}}</b>{{else}}<i>{{$x.Message}}</i>{{end}}{{if $x.For}} for <b>{{secs $x.For}}</b>{{end}}, {{if $x.Evicted}}then evicted{{else}}still refused at the end{{end}}</div>{{else}}<span class="none">none</span>{{end}}</td>
+<td class="wall"><div class="wbar" style="width:{{waveBar $d $w}}"></div>{{secs $w.Duration}}</td></tr>{{end}}</table>{{end}}
+{{if $d.Pending}}<div><b>left Pending ({{len $d.Pending}})</b>, with the scheduler's reasons:</div>
+<table class="steps pendingpods"><tr><th>pod</th><th>why</th></tr>{{range $p := $d.Pending}}<tr><td>{{$p.Pod}}</td><td>{{$p.Reason}}</td></tr>{{end}}</table>{{else}}<div><small>no pod left Pending</small></div>{{end}}
+</div>{{end}}
 {{svg $s.Placement}}
 {{range $x := $s.Explanations}}<details class="why"><summary>why <b>{{$x.Name}}</b> is {{$x.Result}}: {{$x.Message}}</summary>
 <table class="steps"><tr><th>node</th><th>filter</th><th>plugin: reason</th></tr>{{range $n := firstNodes $x.Nodes}}<tr><td>{{$n.Name}}</td><td>{{$n.Filter}}</td><td>{{$n.Plugin}}{{if $n.Reasons}}: {{join $n.Reasons}}{{end}}</td></tr>{{end}}</table>{{if gt (len $x.Nodes) 30}}<small>… and {{len $x.Nodes}} nodes in all: kubesim explain pod {{$x.Name}} -n {{$x.Namespace}} --all</small>{{end}}</details>{{end}}

@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/kubesim/kubesim/internal/scenario/result"
 )
@@ -26,6 +27,7 @@ type junitCase struct {
 	ClassName string        `xml:"classname,attr"`
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
 }
 
 type junitFailure struct {
@@ -61,6 +63,20 @@ func WriteJUnit(w io.Writer, results []*result.Scenario) error {
 					c.Failure = &junitFailure{Message: a.Name, Text: text}
 				}
 				add(c)
+			}
+			if d := st.Drain; d != nil {
+				// A case per wave, timed by its wall time; what was left
+				// Pending, a case of its own. Assertions judge them.
+				if sg := d.Surge; sg != nil {
+					add(junitCase{Name: st.Name + ": surge", Time: seconds(sg.Duration.Seconds()), SystemOut: (&result.Drain{Surge: sg}).Text()})
+				}
+				for i, w := range d.Waves {
+					add(junitCase{Name: fmt.Sprintf("%s: wave %d/%d (%s)", st.Name, i+1, d.Planned, strings.Join(w.Nodes, " ")),
+						Time: seconds(w.Duration.Seconds()), SystemOut: w.Text(i+1, d.Planned)})
+				}
+				if len(d.Pending) > 0 {
+					add(junitCase{Name: st.Name + ": left Pending", SystemOut: (&result.Drain{Pending: d.Pending}).Text()})
+				}
 			}
 			if st.Error != "" || st.Check {
 				c := junitCase{Name: st.Name, Time: seconds(st.Duration.Seconds())}

@@ -32,3 +32,20 @@ func sampleResults() []*result.Scenario {
 			{Name: "ok", Passed: true}, {Name: "bad <one>", Expected: "1", Actual: "2"}}},
 	}}}
 }
+
+// sampleDrain: a surge of two nodes, then two waves; the first evicts
+// three pods, one of them after its budget refused it for 1.4s; in the
+// second a pod is still refused at the end; one pod is left Pending.
+func sampleDrain() *result.Drain {
+	return &result.Drain{
+		Planned: 2,
+		Surge:   &result.Surge{NodeGroup: "new", Nodes: []string{"new-0", "new-1"}, Duration: 2100 * time.Millisecond},
+		Waves: []result.Wave{
+			{Nodes: []string{"old-0", "old-1"}, Evicted: []string{"default/web-a", "default/web-b", "default/db-0"}, Duration: 3200 * time.Millisecond,
+				Refusals: []result.Refusal{{Pod: "default/web-b", PDB: "web", For: 1400 * time.Millisecond, Evicted: true, Message: "The disruption budget web needs 1 healthy pods and has 1 currently"}}},
+			{Nodes: []string{"old-2"}, Duration: 60 * time.Second,
+				Refusals: []result.Refusal{{Pod: "default/solo", PDB: "solo", For: 59 * time.Second, Message: "The disruption budget solo needs 1 healthy pods and has 1 currently"}}},
+		},
+		Pending: []result.PendingPod{{Pod: "default/legacy-x", Reason: "0/5 nodes are available: 3 node(s) didn't match Pod's node affinity/selector, 2 node(s) were unschedulable."}},
+	}
+}

@@ -59,6 +59,9 @@ func (t *Terminal) StepDone(r *result.Scenario, s *result.Step) {
 	} else {
 		fmt.Fprintf(t.Out, "      %s:%d: %s\n", filepath.Base(r.File), s.Line, s.Error)
 	}
+	if s.Drain != nil {
+		fmt.Fprint(t.Out, indent(s.Drain.Text(), "      "))
+	}
 	for _, a := range s.Assertions {
 		fmt.Fprintf(t.Out, "      %s %s\n", mark(a.Passed), a.Name)
 		if !a.Passed {

@@ -76,3 +76,24 @@ func TestTerminalSaysWhyClustersFailed(t *testing.T) {
 		t.Errorf("got %q, want %q", out.String(), want)
 	}
 }
+
+// A drain's waves show under its line, whether it passed or not.
+func TestTerminalShowsADrainsWaves(t *testing.T) {
+	var out bytes.Buffer
+	r := &result.Scenario{Name: "s", File: "s.yaml"}
+	(&Terminal{Out: &out}).StepDone(r, &result.Step{Name: "rehearse", Action: "drain", Line: 3, Duration: 65 * time.Second,
+		Detail: "3 evicted, 1 refused", Error: "drain did not complete in 1m0s", Drain: sampleDrain()})
+	want := `  ✗ rehearse  65.0s  3 evicted, 1 refused
+      s.yaml:3: drain did not complete in 1m0s
+      surge: node group new +2 (new-0 new-1), Ready after 2.1s
+      wave 1/2: old-0 old-1: 3 evicted, 1 refused for a while, 3.2s
+        default/web-b refused by PDB web for 1.4s, then evicted
+      wave 2/2: old-2: 0 evicted, 1 refused for a while, 60.0s
+        default/solo refused by PDB solo for 59.0s, still refused at the end
+      left Pending: 1
+        default/legacy-x: 0/5 nodes are available: 3 node(s) didn't match Pod's node affinity/selector, 2 node(s) were unschedulable.
+`
+	if out.String() != want {
+		t.Errorf("drain:\n%s\nwant:\n%s", out.String(), want)
+	}
+}

@@ -38,6 +38,8 @@ type Step struct {
 	// Explanations are the scheduler's reasons for the Pending pods of
 	// the placement (the first few), as `kubesim explain -o json` has them.
 	Explanations []*explain.Explanation `json:"explanations,omitempty"`
+	// Drain is what a drain step did, wave by wave.
+	Drain *Drain `json:"drain,omitempty"`
 }
 
 // Failed reports whether the step went wrong or one of its assertions
