@@ -18,8 +18,10 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -316,48 +318,34 @@ func readerContext(t *testing.T, e *env, src kubernetes.Interface) {
 // Leases are renewed all the time).
 func sourceVersions(t *testing.T, c kubernetes.Interface) map[string]string {
 	t.Helper()
-	ctx := context.Background()
+	ctx, opts := context.Background(), metav1.ListOptions{}
+	lists := map[string]func() (runtime.Object, error){
+		"Pod":                   func() (runtime.Object, error) { return c.CoreV1().Pods("").List(ctx, opts) },
+		"Deployment":            func() (runtime.Object, error) { return c.AppsV1().Deployments("").List(ctx, opts) },
+		"ReplicaSet":            func() (runtime.Object, error) { return c.AppsV1().ReplicaSets("").List(ctx, opts) },
+		"StatefulSet":           func() (runtime.Object, error) { return c.AppsV1().StatefulSets("").List(ctx, opts) },
+		"PodDisruptionBudget":   func() (runtime.Object, error) { return c.PolicyV1().PodDisruptionBudgets("").List(ctx, opts) },
+		"PersistentVolumeClaim": func() (runtime.Object, error) { return c.CoreV1().PersistentVolumeClaims("").List(ctx, opts) },
+		"PersistentVolume":      func() (runtime.Object, error) { return c.CoreV1().PersistentVolumes().List(ctx, opts) },
+	}
 	out := map[string]string{}
-	add := func(kind string, items []metav1.Object) {
-		for _, o := range items {
+	for kind, list := range lists {
+		l, err := list()
+		if err != nil {
+			t.Fatalf("listing %s: %v", kind, err)
+		}
+		items, err := meta.ExtractList(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, item := range items {
+			o, err := meta.Accessor(item)
+			if err != nil {
+				t.Fatal(err)
+			}
 			out[kind+" "+o.GetNamespace()+"/"+o.GetName()] = o.GetResourceVersion()
 		}
 	}
-	var objs []metav1.Object
-	pods, err := c.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range pods.Items {
-		objs = append(objs, &pods.Items[i])
-	}
-	add("Pod", objs)
-	objs = nil
-	deps, _ := c.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
-	for i := range deps.Items {
-		objs = append(objs, &deps.Items[i])
-	}
-	rss, _ := c.AppsV1().ReplicaSets("").List(ctx, metav1.ListOptions{})
-	for i := range rss.Items {
-		objs = append(objs, &rss.Items[i])
-	}
-	sts, _ := c.AppsV1().StatefulSets("").List(ctx, metav1.ListOptions{})
-	for i := range sts.Items {
-		objs = append(objs, &sts.Items[i])
-	}
-	pdbs, _ := c.PolicyV1().PodDisruptionBudgets("").List(ctx, metav1.ListOptions{})
-	for i := range pdbs.Items {
-		objs = append(objs, &pdbs.Items[i])
-	}
-	pvcs, _ := c.CoreV1().PersistentVolumeClaims("").List(ctx, metav1.ListOptions{})
-	for i := range pvcs.Items {
-		objs = append(objs, &pvcs.Items[i])
-	}
-	pvs, _ := c.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
-	for i := range pvs.Items {
-		objs = append(objs, &pvs.Items[i])
-	}
-	add("object", objs)
 	if len(out) < 30 {
 		t.Fatalf("only %d objects in the source", len(out))
 	}
