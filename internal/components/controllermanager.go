@@ -3,6 +3,7 @@ package components
 import (
 	"context"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,10 +25,21 @@ const healthzWait = 10 * time.Second
 // second: upstream's first look fails and its controllers start a second
 // late. kubesim looks every grantPoll first, so upstream's first look
 // succeeds.
+//
+// --synced-file names the file the controller-manager writes once its
+// informers have synced (patch 0004 reads it from the environment; a
+// build without the patch writes nothing).
 func newControllerManagerCommand() *cobra.Command {
 	cmd := controllermanager.NewControllerManagerCommand()
+	var syncedFile string
+	cmd.Flags().StringVar(&syncedFile, "synced-file", "", "kubesim: write this file once the controller-manager's informers have synced")
 	run := cmd.RunE
 	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if syncedFile != "" {
+			if err := os.Setenv(ControllerManagerSyncedFileEnv, syncedFile); err != nil {
+				return err
+			}
+		}
 		if f := c.Flags().Lookup("kubeconfig"); f != nil && f.Value.String() != "" {
 			waitForHealthz(c.Context(), f.Value.String())
 		}
@@ -35,6 +47,9 @@ func newControllerManagerCommand() *cobra.Command {
 	}
 	return cmd
 }
+
+// ControllerManagerSyncedFileEnv is the variable patch 0004 reads.
+const ControllerManagerSyncedFileEnv = "KUBESIM_CONTROLLER_MANAGER_SYNCED_FILE"
 
 // waitForHealthz returns once the API server's /healthz is OK, or after
 // healthzWait, or at once if the kubeconfig cannot be read (upstream

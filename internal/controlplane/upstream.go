@@ -38,7 +38,12 @@ func upstreamComponents() []component.Component {
 			// still dials them: not etcd failing, which says otherwise
 			// (connection refused, no such file).
 			Quiet: []*regexp.Regexp{regexp.MustCompile(`grpc: addrConn\.createTransport failed to connect to .*(use of closed network connection|operation was canceled)`)}},
+		// Like the scheduler's, its process starts with the API server's
+		// (it waits for /healthz itself) and create waits until its
+		// informers have synced: a Deployment made the moment create
+		// returns gets its pods at once.
 		{Name: KubeControllerManager, Args: controllerManagerArgs, HeldDuringOutages: true, MemoryWeight: 15,
+			StartAfter: Etcd, Ready: controllerManagerSynced, Prepare: removeControllerManagerSynced,
 			Identity: &controllerManagerIdentity,
 			// The EndpointSlice controller's topology hints want every
 			// node to have a zone label; simulated nodes have none unless
@@ -135,6 +140,7 @@ func controllerManagerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--bind-address=" + credentials.Loopback,
 		"--secure-port=0", // nothing scrapes it; one port fewer to allocate
 		"--leader-elect=false",
+		"--synced-file=" + controllerManagerSyncedFile(d),
 		"--use-service-account-credentials=true",
 		"--service-account-private-key-file=" + credentials.Path(d, "sa.key"),
 		"--root-ca-file=" + credentials.CAFile(d),

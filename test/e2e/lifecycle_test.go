@@ -44,7 +44,7 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("current context = %q, want kubesim-kubesim", kc.CurrentContext)
 	}
 
-	checkSchedulerSyncedAtReady(t, e.home, "kubesim")
+	checkSyncedAtReady(t, e.home, "kubesim")
 
 	// kubectl-equivalent access works at once, and the version is stamped.
 	client := e.client()
@@ -121,7 +121,7 @@ func TestLifecycle(t *testing.T) {
 	}
 	e.fails(`cluster "blue" is stopped`, "kubectl", "--name", "blue", "get", "pods")
 	e.must("start", "cluster", "--name", "blue")
-	checkSchedulerSyncedAtReady(t, e.home, "blue")
+	checkSyncedAtReady(t, e.home, "blue")
 	cm, err := clientsetFor(t, mustConfig(t, e.kubeconfig)).CoreV1().ConfigMaps("default").Get(ctx, "keep-me", metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("configmap lost across stop/start: %v", err)
@@ -264,24 +264,31 @@ func (b *safeBuffer) String() string {
 	return b.buf.String()
 }
 
-// checkSchedulerSyncedAtReady: create and start return only once the
-// scheduler has synced its informers (its own readiness, recorded before
-// the cluster counts as started), so a pod made at once is scheduled at
-// once. Before, the scheduler was merely started.
-func checkSchedulerSyncedAtReady(t *testing.T, home, cluster string) {
+// checkSyncedAtReady: create and start return only once the scheduler and
+// the controller-manager have synced their informers (their own
+// readiness, recorded before the cluster counts as started), so a pod made
+// at once is scheduled at once and a Deployment gets its pods at once.
+// Before, they were merely started.
+func checkSyncedAtReady(t *testing.T, home, cluster string) {
 	t.Helper()
 	events, err := supervisor.Startup(clusterdir.For(home, cluster))
 	if err != nil {
 		t.Fatal(err)
 	}
-	synced := false
+	synced := map[string]bool{}
 	for _, ev := range events {
 		switch {
-		case ev.Event == supervisor.EventReady && ev.Component == controlplane.KubeScheduler:
-			synced = true
-		case ev.Event == supervisor.EventClusterStarted && !synced:
-			t.Fatalf("cluster %q started before kube-scheduler synced: %+v", cluster, events)
+		case ev.Event == supervisor.EventReady:
+			synced[ev.Component] = true
 		case ev.Event == supervisor.EventClusterStarted:
+			for _, comp := range []string{controlplane.KubeScheduler, controlplane.KubeControllerManager} {
+				if !synced[comp] {
+					t.Fatalf("cluster %q started before %s synced: %+v", cluster, comp, events)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(clusterdir.For(home, cluster).Path, "controller-manager.synced")); err != nil {
+				t.Fatalf("cluster %q started without the controller-manager's synced file: %v", cluster, err)
+			}
 			return
 		}
 	}
