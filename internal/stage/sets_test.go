@@ -251,3 +251,38 @@ spec:
 		t.Errorf("unknown set: %v", err)
 	}
 }
+
+// A deleted pod that a finalizer holds (a Job's job-tracking one) first
+// ends, phase Failed with its containers stopped, as a kubelet ends it —
+// else its Job, waiting for a terminal phase, never replaces it — and
+// only then goes; a pod without finalizers goes at once, as before.
+func TestDeletedPodHeldByAFinalizerEndsBeforeItGoes(t *testing.T) {
+	for _, set := range []string{"fast", "realistic"} {
+		l := setLifecycle(t, set, "Pod")
+		held := obj(t, `
+metadata: {name: j, uid: u5, deletionTimestamp: "2026-01-01T00:00:00Z", finalizers: [batch.kubernetes.io/job-tracking]}
+spec: {containers: [{name: c, image: busybox}]}
+status: {phase: Running}
+`)
+		s := match(t, l, held)
+		if s == nil || s.Name != "pod-terminate" {
+			t.Fatalf("%s: a held pod matched %v, want pod-terminate", set, s)
+		}
+		st := statusOf(t, s, held)
+		cs, _ := st["containerStatuses"].([]any)
+		if st["phase"] != "Failed" || len(cs) != 1 || cs[0].(map[string]any)["state"].(map[string]any)["terminated"] == nil {
+			t.Errorf("%s: pod-terminate wrote %v", set, st)
+		}
+		held["status"].(map[string]any)["phase"] = "Failed"
+		if s := match(t, l, held); s == nil || s.Name != "pod-delete" {
+			t.Errorf("%s: an ended held pod matched %v, want pod-delete", set, s)
+		}
+		free := obj(t, `
+metadata: {name: f, uid: u6, deletionTimestamp: "2026-01-01T00:00:00Z"}
+status: {phase: Running}
+`)
+		if s := match(t, l, free); s == nil || s.Name != "pod-delete" {
+			t.Errorf("%s: a pod without finalizers matched %v, want pod-delete", set, s)
+		}
+	}
+}

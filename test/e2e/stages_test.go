@@ -208,6 +208,54 @@ spec:
 		waitGone(t, client, "doomed-1")
 	})
 
+	t.Run("a deleted Job pod ends Failed before it goes, and its Job replaces it", func(t *testing.T) {
+		e := e.in(t)
+		// A Job with a podFailurePolicy counts a pod only once its phase
+		// is terminal: a simulated pod must end as a kubelet ends it.
+		e.apply(`
+apiVersion: batch/v1
+kind: Job
+metadata: {name: held, namespace: default}
+spec:
+  backoffLimit: 3
+  podFailurePolicy:
+    rules:
+    - action: Ignore
+      onPodConditions: [{type: DisruptionTarget}]
+  template:
+    metadata: {labels: {job: held}, annotations: {kubesim.io/run-duration: 1h}}
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox}]
+`)
+		first := ""
+		eventually(t, 60*time.Second, "the Job's pod running", func() error {
+			pods, err := client.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: "job=held"})
+			if err != nil || len(pods.Items) != 1 || pods.Items[0].Status.Phase != corev1.PodRunning {
+				return fmt.Errorf("pods %d, %v", len(pods.Items), err)
+			}
+			first = pods.Items[0].Name
+			return nil
+		})
+		e.kubectl("delete", "pod", first, "--wait=false")
+		eventually(t, 60*time.Second, "the deleted pod gone and a replacement running", func() error {
+			pods, err := client.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: "job=held"})
+			if err != nil {
+				return err
+			}
+			for _, p := range pods.Items {
+				if p.Name == first {
+					return fmt.Errorf("%s still there (%s, finalizers %v)", first, p.Status.Phase, p.Finalizers)
+				}
+			}
+			if len(pods.Items) != 1 || pods.Items[0].Status.Phase != corev1.PodRunning {
+				return fmt.Errorf("%d pods", len(pods.Items))
+			}
+			return nil
+		})
+		e.kubectl("delete", "job", "held", "--cascade=foreground", "--wait=false")
+	})
+
 	t.Run("a broken template warns and disturbs nothing else; deleting it heals", func(t *testing.T) {
 		e := e.in(t)
 		e.apply(labelledPendingStage("broken", `phase: {{ fail "deliberately broken" }}`))
