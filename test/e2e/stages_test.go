@@ -208,7 +208,7 @@ spec:
 		waitGone(t, client, "doomed-1")
 	})
 
-	t.Run("a deleted Job pod ends Failed before it goes, and its Job replaces it", func(t *testing.T) {
+	t.Run("a deleted Job pod ends Failed before it goes and its Job replaces it", func(t *testing.T) {
 		e := e.in(t)
 		// A Job with a podFailurePolicy counts a pod only once its phase
 		// is terminal: a simulated pod must end as a kubelet ends it.
