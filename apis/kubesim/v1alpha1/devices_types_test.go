@@ -76,7 +76,10 @@ func TestDevicesValidateNamesTheField(t *testing.T) {
 		{func(d *Devices) { d.Attributes[strings.Repeat("a", 33)] = str("x") }, `nodeGroups[0].devices[0].attributes: "aaaa`},
 		{func(d *Devices) { d.Attributes["model"] = str(strings.Repeat("x", 65)) }, "nodeGroups[0].devices[0].attributes.model: 65 characters; DRA takes at most 64"},
 		{func(d *Devices) { v := "12.4"; d.Attributes["cuda"] = DeviceAttribute{Version: &v} }, `nodeGroups[0].devices[0].attributes.cuda: "12.4" is not a semantic version`},
-		{func(d *Devices) { q := resource.MustParse("1Gi"); d.Attributes["memory"] = DeviceAttribute{Quantity: &q} }, "nodeGroups[0].devices[0].attributes.memory: 1Gi is a quantity, so a capacity, and capacity.memory is given too"},
+		{func(d *Devices) {
+			q := resource.MustParse("1Gi")
+			d.Attributes["memory"] = DeviceAttribute{Quantity: &q}
+		}, "nodeGroups[0].devices[0].attributes.memory: 1Gi is a quantity, so a capacity, and capacity.memory is given too"},
 		{func(d *Devices) { d.Capacity["memory"] = resource.MustParse("-1") }, "nodeGroups[0].devices[0].capacity.memory: must not be negative"},
 		{func(d *Devices) {
 			for i := range 32 {
