@@ -291,8 +291,13 @@ func (d *Devices) validate() error {
 			}
 		}
 	}
-	if len(d.BindingFailureConditions) > 0 && len(d.BindingConditions) == 0 {
-		return fmt.Errorf("bindingFailureConditions: given without bindingConditions, which DRA requires with them")
+	if (len(d.BindingConditions) == 0) != (len(d.BindingFailureConditions) == 0) {
+		return fmt.Errorf("bindingFailureConditions: DRA takes bindingConditions and bindingFailureConditions together or neither (bindingFailureConditions: [Failed])")
+	}
+	for _, c := range d.BindingFailureConditions {
+		if slices.Contains(d.BindingConditions, c) {
+			return fmt.Errorf("bindingFailureConditions: %q is in bindingConditions too; a condition is one or the other", c)
+		}
 	}
 	return nil
 }
