@@ -88,7 +88,9 @@ func TestDevicesValidateNamesTheField(t *testing.T) {
 		}, "nodeGroups[0].devices[0].attributes: 34 attributes and capacities a device"},
 		{func(d *Devices) { d.Taints = []resourcev1.DeviceTaint{{Key: "broken", Effect: "Sometimes"}} }, `nodeGroups[0].devices[0].taints[0].effect: "Sometimes"`},
 		{func(d *Devices) { d.BindingConditions = []string{"Ready"} }, "nodeGroups[0].devices[0].bindingFailureConditions: DRA takes"},
-		{func(d *Devices) { d.BindingConditions, d.BindingFailureConditions = []string{"Ready"}, []string{"Ready"} }, `nodeGroups[0].devices[0].bindingFailureConditions: "Ready" is in bindingConditions too`},
+		{func(d *Devices) {
+			d.BindingConditions, d.BindingFailureConditions = []string{"Ready"}, []string{"Ready"}
+		}, `nodeGroups[0].devices[0].bindingFailureConditions: "Ready" is in bindingConditions too`},
 		{func(d *Devices) { d.BindingConditions = []string{"a", "b", "c", "d", "e"} }, "nodeGroups[0].devices[0].bindingConditions: 5 conditions; DRA takes at most 4"},
 		{func(d *Devices) { d.BindingFailureConditions = []string{"Failed"} }, "nodeGroups[0].devices[0].bindingFailureConditions: DRA takes bindingConditions and bindingFailureConditions together"},
 		{func(d *Devices) { d.Partitions = 64 }, "nodeGroups[0].devices[0].partitions: must be between 0 and 63"},
