@@ -242,6 +242,37 @@ spec:
 		}
 		return nil
 	})
+	// A claim naming a class that does not exist: upstream's reason, and
+	// explain shows it.
+	e.apply(`apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: no-class}
+spec:
+  devices:
+    requests: [{name: gpu, exactly: {deviceClassName: b200}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: no-class}
+spec:
+  resourceClaims: [{name: gpu, resourceClaimName: no-class}]
+  containers: [{name: c, image: x, resources: {claims: [{name: gpu}]}}]
+`)
+	eventually(t, 30*time.Second, "the pod of a claim naming no class Pending with the reason", func() error {
+		p, err := client.CoreV1().Pods("default").Get(context.Background(), "no-class", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if why := unschedulable(p); !strings.Contains(why, "b200") {
+			return fmt.Errorf("%s: %q", p.Status.Phase, why)
+		}
+		return nil
+	})
+	out := e.must("explain", "--name", "models", "pod", "no-class").stdout
+	if !strings.Contains(out, "b200") {
+		t.Errorf("explain does not name the missing class:\n%s", out)
+	}
+	t.Logf("explain of a claim naming no class:\n%s", out)
 	// Two more than the H100s hold wait, though the A100s are free.
 	e.kubectl("scale", "deployment", "infer", "--replicas", "10")
 	eventually(t, 60*time.Second, "8 Running and 2 Pending", func() error {
