@@ -102,3 +102,40 @@ func EnsureClasses(ctx context.Context, client kubernetes.Interface, g *v1alpha1
 	}
 	return nil
 }
+
+// Withdraw deletes the slices published for the node called node, as when
+// its driver stops; it returns how many there were.
+func Withdraw(ctx context.Context, client kubernetes.Interface, node string) (int, error) {
+	sel := labels.SelectorFromSet(labels.Set{nodeLabel: node, managedKey: ManagedBy})
+	list, err := client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return 0, fmt.Errorf("listing the ResourceSlices of node %s: %w", node, err)
+	}
+	for i := range list.Items {
+		if err := Write(ctx, client, Change{Slice: &list.Items[i], Delete: true}); err != nil {
+			return 0, fmt.Errorf("ResourceSlice %s: %w", list.Items[i].Name, err)
+		}
+	}
+	return len(list.Items), nil
+}
+
+// Republish makes node publish its group's devices again (after
+// Withdraw); it leaves the slices of the group's other nodes alone.
+func Republish(ctx context.Context, client kubernetes.Interface, g *v1alpha1.NodeGroup, node *corev1.Node) error {
+	existing, err := Existing(ctx, client, g)
+	if err != nil || len(g.Devices) == 0 {
+		return err
+	}
+	var own []resourcev1.ResourceSlice
+	for _, s := range existing {
+		if s.Labels[nodeLabel] == node.Name {
+			own = append(own, s)
+		}
+	}
+	for _, c := range Plan(g, []*corev1.Node{node}, own) {
+		if err := Write(ctx, client, c); err != nil {
+			return fmt.Errorf("ResourceSlice %s: %w", c.Slice.Name, err)
+		}
+	}
+	return nil
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -466,6 +467,45 @@ spec:
 		}
 		return nil
 	})
+}
+
+// TestDevicesWithdrawn: a stopped node's slices stay, as a dead kubelet's
+// do, unless node stop is asked to withdraw them; node start publishes them
+// again.
+func TestDevicesWithdrawn(t *testing.T) {
+	e := newEnv(t)
+	config := filepath.Join(t.TempDir(), "cluster.yaml")
+	writeFile(t, config, []byte("apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nnodeGroups:\n- name: gpu\n  count: 2\n  devices: [{driver: gpu.kubesim.io, count: 2}]\n"))
+	e.createCluster("withdraw", "--config", config)
+	client := e.client()
+	pools := func() string {
+		t.Helper()
+		list, err := client.ResourceV1().ResourceSlices().List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, s := range list.Items {
+			out = append(out, s.Spec.Pool.Name)
+		}
+		sort.Strings(out)
+		return strings.Join(out, " ")
+	}
+	e.must("node", "stop", "--name", "withdraw", "gpu-1")
+	if got := pools(); got != "gpu-0 gpu-1" {
+		t.Errorf("after node stop: pools %q, want both", got)
+	}
+	e.must("node", "start", "--name", "withdraw", "gpu-1")
+	if out := e.must("node", "stop", "--name", "withdraw", "--withdraw-devices", "gpu-1").stdout; !strings.Contains(out, "withdrew its devices (1 ResourceSlices deleted)") {
+		t.Errorf("node stop --withdraw-devices said: %s", out)
+	}
+	if got := pools(); got != "gpu-0" {
+		t.Errorf("after node stop --withdraw-devices: pools %q, want gpu-0 only", got)
+	}
+	e.must("node", "start", "--name", "withdraw", "gpu-1")
+	if got := pools(); got != "gpu-0 gpu-1" {
+		t.Errorf("after node start: pools %q, want both again", got)
+	}
 }
 
 // TestDevicesBadInput: kubesim's own input is checked before anything is
