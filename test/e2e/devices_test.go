@@ -652,5 +652,3 @@ func (a *allocations) counts() map[string]int {
 	}
 	return out
 }
-
-
