@@ -469,6 +469,70 @@ spec:
 	})
 }
 
+// TestDevicesKubelet: the simulated kubelet starts no pod whose claim is
+// not reserved for it, and sets the binding conditions a slice declares,
+// as a driver would, so the pod leaves PreBind and runs.
+func TestDevicesKubelet(t *testing.T) {
+	e := newEnv(t)
+	config := filepath.Join(t.TempDir(), "cluster.yaml")
+	writeFile(t, config, []byte(`apiVersion: kubesim.io/v1alpha1
+kind: Cluster
+nodeGroups:
+- name: gpu
+  count: 1
+  devices: [{driver: gpu.kubesim.io, count: 2}]
+- name: fpga
+  count: 1
+  devices: [{driver: fpga.kubesim.io, count: 1, bindingConditions: [Attached], bindingFailureConditions: [AttachFailed]}]
+`))
+	e.createCluster("kubelet", "--config", config)
+	client := e.client()
+	ctx := context.Background()
+	e.apply(`apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: direct}
+spec:
+  devices:
+    requests: [{name: gpu, exactly: {deviceClassName: gpu.kubesim.io}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: direct}
+spec:
+  nodeName: gpu-0
+  resourceClaims: [{name: gpu, resourceClaimName: direct}]
+  containers: [{name: c, image: x, resources: {claims: [{name: gpu}]}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: fpga}
+spec:
+  devices:
+    requests: [{name: fpga, exactly: {deviceClassName: fpga.kubesim.io}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: fpga}
+spec:
+  resourceClaims: [{name: fpga, resourceClaimName: fpga}]
+  containers: [{name: c, image: x, resources: {claims: [{name: fpga}]}}]
+`)
+	waitEvent(t, client, "default", "direct", "FailedPrepareDynamicResources", "ResourceClaim direct (pod claim gpu) is not reserved for the pod")
+	waitPhase(t, client, "fpga", corev1.PodRunning)
+	claim, err := client.ResourceV1().ResourceClaims("default").Get(ctx, "fpga", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := claim.Status.Devices; len(d) != 1 || d[0].Device != "fpga-0" || len(d[0].Conditions) != 1 ||
+		d[0].Conditions[0].Type != "Attached" || d[0].Conditions[0].Status != metav1.ConditionTrue {
+		t.Errorf("the claim's device status: %+v", d)
+	}
+	// Still held: nothing reserved the claim for it.
+	if p := getPod(t, client, "direct"); p.Status.Phase != corev1.PodPending {
+		t.Errorf("pod direct is %s, want Pending", p.Status.Phase)
+	}
+}
+
 // TestDevicesWithdrawn: a stopped node's slices stay, as a dead kubelet's
 // do, unless node stop is asked to withdraw them; node start publishes them
 // again.
