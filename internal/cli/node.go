@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubesim/kubesim/internal/cluster"
+	"github.com/kubesim/kubesim/internal/devices"
 	"github.com/kubesim/kubesim/internal/kubeletsim"
 )
 
@@ -22,6 +23,7 @@ func newNodeCommand() *cobra.Command {
 
 func newNodeStateCommand(verb string, stopped bool, short, done string) *cobra.Command {
 	f := &clusterFlags{}
+	var withdraw bool
 	cmd := &cobra.Command{
 		Use:   verb + " NODE...",
 		Short: short,
@@ -36,10 +38,26 @@ func newNodeStateCommand(verb string, stopped bool, short, done string) *cobra.C
 					return fmt.Errorf("node %s: %w", verb, err)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "node/%s %s\n", node, done)
+				switch {
+				case stopped && withdraw:
+					n, err := devices.Withdraw(cmd.Context(), client, node)
+					if err != nil {
+						return fmt.Errorf("node %s --withdraw-devices: %w", verb, err)
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "node/%s withdrew its devices (%d ResourceSlices deleted)\n", node, n)
+				case !stopped:
+					// Published anew if withdrawn; as they are, else.
+					if err := p.RepublishDevices(cmd.Context(), f.name, node); err != nil {
+						return fmt.Errorf("node %s: publishing its devices: %w", verb, err)
+					}
+				}
 			}
 			return nil
 		}),
 	}
 	f.add(cmd)
+	if stopped {
+		cmd.Flags().BoolVar(&withdraw, "withdraw-devices", false, "also delete the nodes' ResourceSlices, as when their DRA drivers stop (by default a dead kubelet's slices stay); node start publishes them again")
+	}
 	return cmd
 }

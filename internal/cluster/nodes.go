@@ -7,11 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/credentials"
+	"github.com/kubesim/kubesim/internal/devices"
 	"github.com/kubesim/kubesim/internal/scale"
 )
 
@@ -175,4 +177,30 @@ func groupList(groups []v1alpha1.NodeGroup) string {
 		return "it has only the unnamed group (node-000000, …: leave --group out); groups are declared in a Cluster file's nodeGroups"
 	}
 	return "its groups are " + strings.Join(names, ", ") + ", and the unnamed group (node-000000, …: leave --group out)"
+}
+
+// RepublishDevices makes the named node of a running cluster publish its
+// node group's devices again, if the group has any (after `node stop
+// --withdraw-devices`). A node of no group of the cluster's has none.
+func (p *Provider) RepublishDevices(ctx context.Context, name, node string) error {
+	d, c, err := p.openRunning(name)
+	if err != nil {
+		return err
+	}
+	for i := range c.NodeGroups {
+		g := &c.NodeGroups[i]
+		if _, ok := g.NodeIndex(node); !ok || len(g.Devices) == 0 {
+			continue
+		}
+		client, err := credentials.AdminClient(d, 0)
+		if err != nil {
+			return err
+		}
+		n, err := client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		return devices.Republish(ctx, client, g, n)
+	}
+	return nil
 }

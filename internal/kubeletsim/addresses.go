@@ -104,6 +104,7 @@ func (s *Simulator) podDeleted(obj any) {
 	if !ok || pod.Spec.NodeName == "" {
 		return
 	}
+	s.claims.forget(pod.UID)
 	if s.fallbackIPs != nil {
 		s.fallbackIPs.Release(string(pod.UID))
 	}

@@ -41,6 +41,7 @@ type otherKinds struct {
 
 	mu      sync.Mutex
 	running map[schema.GroupKind]*otherKind
+	skipped map[schema.GroupKind]bool // built-in stages' kinds not served, said once
 	wg      sync.WaitGroup
 }
 
@@ -56,6 +57,7 @@ func newOtherKinds(ctx context.Context, config *rest.Config, dyn dynamic.Interfa
 		recorder:  recorder,
 		version:   version,
 		running:   map[schema.GroupKind]*otherKind{},
+		skipped:   map[schema.GroupKind]bool{},
 	}
 }
 
@@ -63,6 +65,7 @@ func newOtherKinds(ctx context.Context, config *rest.Config, dyn dynamic.Interfa
 // (yet: a CRD still being established) are an error, so the caller retries.
 func (o *otherKinds) update(stages []*stage.Stage) error {
 	wanted := map[schema.GroupKind]bool{}
+	userWants := map[schema.GroupKind]bool{}
 	for _, s := range stages {
 		group, kind := s.GroupKind()
 		gk := schema.GroupKind{Group: group, Kind: kind}
@@ -70,6 +73,7 @@ func (o *otherKinds) update(stages []*stage.Stage) error {
 			continue
 		}
 		wanted[gk] = true
+		userWants[gk] = userWants[gk] || s.Revision != stage.BuiltinRevision
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -88,6 +92,16 @@ func (o *otherKinds) update(stages []*stage.Stage) error {
 			continue
 		}
 		k, err := o.start(gk, lifecycle)
+		var notServed *kindNotServed
+		if errors.As(err, &notServed) && !userWants[gk] {
+			// Only a built-in stage names it (ResourceClaims, in a
+			// cluster without DRA): nothing to wait for.
+			if !o.skipped[gk] {
+				klog.InfoS("the cluster does not serve a kind built-in stages name; they are left out", "kind", gk)
+				o.skipped[gk] = true
+			}
+			continue
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -81,3 +81,14 @@ func (k *podKind) remove(ctx context.Context, obj runtime.Object) error {
 		Preconditions:      metav1.NewUIDPreconditions(string(pod.UID)),
 	})
 }
+
+// held: a pod whose ResourceClaims are not reserved for it does not start,
+// as the kubelet will not prepare them; it is told once why.
+func (k *podKind) held(obj runtime.Object) bool {
+	pod := obj.(*corev1.Pod)
+	why := k.s.claims.held(pod)
+	if why != "" && k.s.claims.warn(pod, why) {
+		k.s.recorder.Event(pod, corev1.EventTypeWarning, "FailedPrepareDynamicResources", why)
+	}
+	return why != ""
+}

@@ -189,7 +189,19 @@ func (r *runner) sync(ctx context.Context, key string) error {
 	if r.stale(key, obj) {
 		return nil // our own write is on its way; its event brings us back
 	}
+	if g, ok := r.kind.(gate); ok && g.held(obj) {
+		r.mu.Lock()
+		delete(r.due, key)
+		r.mu.Unlock()
+		return nil // what holds it brings it back when it changes
+	}
 	return r.step(ctx, key, obj, 0)
+}
+
+// gate is a kind whose objects may be held back from their stages for a
+// while: pods whose claims are not reserved for them.
+type gate interface {
+	held(obj runtime.Object) bool
 }
 
 // maxChain bounds immediateNextStage chains, so a stage that matches its

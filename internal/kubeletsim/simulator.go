@@ -47,6 +47,7 @@ type Simulator struct {
 	nodeIPs     *ipPool
 	fallbackIPs *ipPool // nil: pods wait for their node's podCIDR
 	recorder    record.EventRecorder
+	claims      *claimGate // nil: the cluster's claims cannot be read
 
 	mu           sync.Mutex
 	podPools     map[string]*ipPool // by node name
@@ -149,6 +150,11 @@ func (s *Simulator) run(ctx context.Context) error {
 
 	s.nodeRunner = newRunner(&nodeKind{s}, stage.NewLifecycle("", "Node", builtin), recorder)
 	s.podRunner = newRunner(&podKind{s}, stage.NewLifecycle("", "Pod", builtin), recorder)
+	if s.claims = newClaimGate(ctx, s.client); s.claims != nil {
+		if err := s.claims.start(ctx, s.podRunner.queue.Add); err != nil {
+			return err
+		}
+	}
 	others, stages, err := s.userStages(ctx, builtin, recorder)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/pager"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/devices"
 )
 
 // workers is how many creates or deletes run at once.
@@ -98,7 +100,7 @@ func Nodes(ctx context.Context, client kubernetes.Interface, o Options) error {
 	}
 	var create, remove []int
 	for i := range o.Replicas {
-		if !existing[i] {
+		if existing[i] == nil {
 			create = append(create, i)
 		}
 	}
@@ -113,12 +115,19 @@ func Nodes(ctx context.Context, client kubernetes.Interface, o Options) error {
 	if g.Name != "" {
 		what += " of " + g.Name
 	}
+	var mu sync.Mutex
 	if err := inParallel(ctx, what, create, g.NodeName, p, func(ctx context.Context, i int) error {
-		_, err := client.CoreV1().Nodes().Create(ctx, Stamp(template, g.NodeName(i), g.NodeLabels(i)), metav1.CreateOptions{})
+		node, err := client.CoreV1().Nodes().Create(ctx, Stamp(template, g.NodeName(i), g.NodeLabels(i)), metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
-			return nil
+			node, err = client.CoreV1().Nodes().Get(ctx, g.NodeName(i), metav1.GetOptions{})
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		existing[i] = node
+		mu.Unlock()
+		return nil
 	}); err != nil {
 		return err
 	}
@@ -135,6 +144,9 @@ func Nodes(ctx context.Context, client kubernetes.Interface, o Options) error {
 	}); err != nil {
 		return err
 	}
+	if err := publishDevices(ctx, client, g, existing, o.Replicas, p); err != nil {
+		return err
+	}
 	if len(remove) > 0 && o.Progress != nil {
 		what := fmt.Sprintf("%d nodes", len(remove))
 		if len(remove) == 1 {
@@ -146,6 +158,37 @@ func Nodes(ctx context.Context, client kubernetes.Interface, o Options) error {
 		return nil
 	}
 	return waitReady(ctx, client, o, p)
+}
+
+// publishDevices makes the ResourceSlices of the group's nodes 0 …
+// replicas-1 as its devices say, and deletes those of its other nodes,
+// after making the DeviceClass of each driver the cluster lacks. Here,
+// where the nodes are made, rather than in the simulator: the devices are
+// the group's, which only the Cluster file knows, and they are published
+// once, not watched for.
+func publishDevices(ctx context.Context, client kubernetes.Interface, g *v1alpha1.NodeGroup, nodes map[int]*corev1.Node, replicas int, p *progress) error {
+	existing, err := devices.Existing(ctx, client, g)
+	if err != nil || len(g.Devices) == 0 {
+		return err
+	}
+	if err := devices.EnsureClasses(ctx, client, g); err != nil {
+		return err
+	}
+	var kept []*corev1.Node
+	for i := range replicas {
+		if nodes[i] != nil {
+			kept = append(kept, nodes[i])
+		}
+	}
+	changes := devices.Plan(g, kept, existing)
+	indexes := make([]int, len(changes))
+	for i := range indexes {
+		indexes[i] = i
+	}
+	name := func(i int) string { return changes[i].Slice.Name }
+	return inParallel(ctx, "publishing devices", indexes, name, p, func(ctx context.Context, i int) error {
+		return devices.Write(ctx, client, changes[i])
+	})
 }
 
 // boundPods counts the pods bound to the nodes of indexes that are not
@@ -216,19 +259,19 @@ func groupTemplate(o Options) *corev1.Node {
 	return node
 }
 
-// groupNodes returns the indexes of the group's existing nodes, known by
-// their names (nodes made before groups were labelled count too), and how
-// many other nodes the cluster has.
-func groupNodes(ctx context.Context, client kubernetes.Interface, g *v1alpha1.NodeGroup) (map[int]bool, int, error) {
+// groupNodes returns the group's existing nodes by index, known by their
+// names (nodes made before groups were labelled count too), and how many
+// other nodes the cluster has.
+func groupNodes(ctx context.Context, client kubernetes.Interface, g *v1alpha1.NodeGroup) (map[int]*corev1.Node, int, error) {
 	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		return nil, 0, fmt.Errorf("listing nodes: %w", err)
 	}
-	out := map[int]bool{}
+	out := map[int]*corev1.Node{}
 	others := 0
-	for _, n := range list.Items {
+	for j, n := range list.Items {
 		if i, ok := g.NodeIndex(n.Name); ok {
-			out[i] = true
+			out[i] = &list.Items[j]
 		} else {
 			others++
 		}

@@ -75,6 +75,7 @@ func (v *view) placement(key string) *result.Placement {
 	for _, key := range sortedKeys(v.t.evicted) {
 		pl.Evicted = append(pl.Evicted, result.PodMark{Name: key, Workload: -1, Phase: "Evicted"})
 	}
+	devices := v.devicesByNode()
 	domains := map[string]*result.Domain{}
 	var order []string
 	for i := range v.nodes {
@@ -96,7 +97,8 @@ func (v *view) placement(key string) *result.Placement {
 		for _, t := range n.Spec.Taints {
 			tainted = tainted || t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
 		}
-		d.Nodes = append(d.Nodes, result.NodeMark{Name: n.Name, Ready: nodeReady(n), Unschedulable: n.Spec.Unschedulable, Tainted: tainted, Pods: byNode[n.Name]})
+		d.Nodes = append(d.Nodes, result.NodeMark{Name: n.Name, Ready: nodeReady(n), Unschedulable: n.Spec.Unschedulable, Tainted: tainted, Pods: byNode[n.Name],
+			Devices: devices[n.Name]})
 	}
 	sort.Strings(order)
 	for _, value := range order {
@@ -125,6 +127,54 @@ func (v *view) explainPending(max int) []*explain.Explanation {
 		e, err := v.t.explainer.Pod(v.ctx, p.Namespace, p.Name)
 		if err == nil && e.UID == string(p.UID) && e.Result != explain.Scheduled {
 			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// devicesByNode counts each node's DRA devices by driver: those its
+// ResourceSlices publish and those of them allocated to claims.
+func (v *view) devicesByNode() map[string][]result.DeviceUse {
+	if len(v.slices) == 0 {
+		return nil
+	}
+	type poolKey struct{ driver, pool string }
+	nodeOf := map[poolKey]string{}
+	total := map[string]map[string]int{}
+	for _, s := range v.slices {
+		if s.Spec.NodeName == nil {
+			continue // not a node's own pool
+		}
+		node := *s.Spec.NodeName
+		nodeOf[poolKey{s.Spec.Driver, s.Spec.Pool.Name}] = node
+		if total[node] == nil {
+			total[node] = map[string]int{}
+		}
+		total[node][s.Spec.Driver] += len(s.Spec.Devices)
+	}
+	used := map[string]map[string]int{}
+	seen := map[string]bool{}
+	for _, c := range v.claims {
+		if c.Status.Allocation == nil {
+			continue
+		}
+		for _, r := range c.Status.Allocation.Devices.Results {
+			node, ok := nodeOf[poolKey{r.Driver, r.Pool}]
+			key := r.Driver + "/" + r.Pool + "/" + r.Device
+			if !ok || seen[key] {
+				continue // shared or admin access: counted once
+			}
+			seen[key] = true
+			if used[node] == nil {
+				used[node] = map[string]int{}
+			}
+			used[node][r.Driver]++
+		}
+	}
+	out := map[string][]result.DeviceUse{}
+	for node, drivers := range total {
+		for _, driver := range sortedKeys(drivers) {
+			out[node] = append(out[node], result.DeviceUse{Driver: driver, Used: used[node][driver], Total: drivers[driver]})
 		}
 	}
 	return out

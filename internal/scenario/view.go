@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -20,7 +21,11 @@ type view struct {
 	ctx   context.Context
 	pods  []corev1.Pod
 	nodes []corev1.Node
-	err   error
+	// slices and claims: the cluster's DRA devices and their allocations;
+	// claims are read only where there are slices.
+	slices []resourcev1.ResourceSlice
+	claims []resourcev1.ResourceClaim
+	err    error
 }
 
 func (t *target) view(ctx context.Context) *view {
@@ -36,6 +41,12 @@ func (t *target) view(ctx context.Context) *view {
 		return v
 	}
 	v.pods, v.nodes = pods.Items, nodes.Items
+	if slices, err := t.client.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{}); err == nil && len(slices.Items) > 0 {
+		v.slices = slices.Items
+		if claims, err := t.client.ResourceV1().ResourceClaims("").List(ctx, metav1.ListOptions{}); err == nil {
+			v.claims = claims.Items
+		}
+	}
 	sort.Slice(v.nodes, func(i, j int) bool { return v.nodes[i].Name < v.nodes[j].Name })
 	return v
 }

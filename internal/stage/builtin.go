@@ -27,7 +27,7 @@ func Builtin(set string) ([]*Stage, error) {
 		return nil, fmt.Errorf("stage set %q: must be one of %v", set, Sets)
 	}
 	var out []*Stage
-	for _, dir := range []string{"node", "pod", set, "chaos"} {
+	for _, dir := range []string{"node", "pod", set, "chaos", "devices"} {
 		entries, err := fs.ReadDir(deploy.Stages, path.Join("stages", dir))
 		if err != nil {
 			return nil, err

@@ -398,7 +398,8 @@ func TestConfigFile(t *testing.T) {
 	s := &settings{}
 	for _, opt := range []Option{
 		Nodes(2, Template(template), Label("zone", "b"), Capacity("nvidia.com/gpu", "8")),
-		NodeGroup("infra", 1, Taint("dedicated", "infra", corev1.TaintEffectNoSchedule), Label("rack", "r${index}")),
+		NodeGroup("infra", 1, Taint("dedicated", "infra", corev1.TaintEffectNoSchedule), Label("rack", "r${index}"),
+			Devices(v1alpha1.Devices{Driver: "nic.example.com", Count: 2})),
 		NodeFailure(6*time.Second, 2*time.Second),
 	} {
 		if err := opt(s); err != nil {
@@ -418,7 +419,8 @@ func TestConfigFile(t *testing.T) {
 			map[string]any{"count": float64(2), "labels": map[string]any{"zone": "b"}, "capacity": map[string]any{"nvidia.com/gpu": "8"},
 				"template": filepath.Join(dir, "node-template-node.yaml")},
 			map[string]any{"name": "infra", "count": float64(1), "labels": map[string]any{"rack": "r${index}"},
-				"taints": []any{map[string]any{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}}},
+				"taints":  []any{map[string]any{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}},
+				"devices": []any{map[string]any{"driver": "nic.example.com", "count": float64(2)}}},
 		},
 		"nodeLifecycle": map[string]any{"nodeMonitorPeriod": "1s", "nodeMonitorGracePeriod": "6s", "podEvictionToleration": "2s"},
 		// Cluster's struct fields, unset: their fields are all pointers or
@@ -435,6 +437,28 @@ func TestConfigFile(t *testing.T) {
 	}
 	if template.Labels["zone"] != "" {
 		t.Errorf("Label changed the caller's template")
+	}
+}
+
+// A node group's devices are published as ResourceSlices, with the
+// driver's DeviceClass, before Start returns.
+func TestDevices(t *testing.T) {
+	c := Start(t, NodeGroup("gpu", 2, Devices(v1alpha1.Devices{Driver: "gpu.example.com", Count: 4})))
+	cs := kubernetes.NewForConfigOrDie(c.Config())
+	ctx := context.Background()
+	slices, err := cs.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pools := map[string]int{}
+	for _, s := range slices.Items {
+		pools[s.Spec.Pool.Name] += len(s.Spec.Devices)
+	}
+	if len(pools) != 2 || pools["gpu-0"] != 4 || pools["gpu-1"] != 4 {
+		t.Errorf("devices per pool: %v, want 4 on each of gpu-0 and gpu-1", pools)
+	}
+	if _, err := cs.ResourceV1().DeviceClasses().Get(ctx, "gpu.example.com", metav1.GetOptions{}); err != nil {
+		t.Errorf("the driver's DeviceClass: %v", err)
 	}
 }
 

@@ -137,3 +137,15 @@ func Capacity(name corev1.ResourceName, quantity string) NodeOption {
 		return nil
 	}
 }
+
+// Devices gives every node of the group DRA devices, published as
+// ResourceSlices of d.Driver (one pool per node) with a DeviceClass named
+// after the driver, as the Cluster file's nodeGroups[].devices: for
+// example Devices(v1alpha1.Devices{Driver: "gpu.example.com", Count: 8}).
+// Give it once per kind of device.
+func Devices(d v1alpha1.Devices) NodeOption {
+	return func(g *nodeGroup) error {
+		g.NodeGroup.Devices = append(g.NodeGroup.Devices, d)
+		return nil
+	}
+}

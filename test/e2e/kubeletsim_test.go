@@ -382,8 +382,8 @@ func TestKubeletSimInExternalCluster(t *testing.T) {
 	// its ServiceAccount's rights (impersonated here, as no image runs).
 	e.cluster = "bare"
 	e.kubectl("apply", "-k", filepath.Join("..", "..", "deploy"))
-	if out := e.kubectl("get", "stages", "-o", "name").stdout; strings.Count(out, "stage.kwok.x-k8s.io/") != 10 {
-		t.Errorf("deploy/ applied these stages, want the 10 of the fast set:\n%s", out)
+	if out := e.kubectl("get", "stages", "-o", "name").stdout; strings.Count(out, "stage.kwok.x-k8s.io/") != 11 {
+		t.Errorf("deploy/ applied these stages, want the 10 of the fast set and resourceclaim-binding-conditions:\n%s", out)
 	}
 	e.apply(`
 apiVersion: kwok.x-k8s.io/v1alpha1

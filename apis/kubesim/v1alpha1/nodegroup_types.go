@@ -32,6 +32,9 @@ type NodeGroup struct {
 	// from (in a scenario, relative to its file); default kubesim's node
 	// (`kubesim get node-template`).
 	Template string `json:"template,omitempty"`
+	// Devices are the DRA devices of every node of the group, published as
+	// ResourceSlices when the nodes are made.
+	Devices []Devices `json:"devices,omitempty"`
 }
 
 // NodeGroupLabel names each node's group.
@@ -143,5 +146,5 @@ func (g *NodeGroup) validate() error {
 			return fmt.Errorf("capacity.%s: must not be negative, got %s", name, q.String())
 		}
 	}
-	return nil
+	return validateDevices(g.Devices)
 }

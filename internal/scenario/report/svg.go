@@ -49,7 +49,7 @@ func svg(pl *result.Placement) template.HTML {
 			if !n.Ready {
 				cls += " notready"
 			}
-			fmt.Fprintf(&b, `<g transform="translate(%d,22)"><rect width="%d" height="%d" rx="4" class="%s"><title>%s</title></rect>`, x, nodeW, nodeH, cls, html.EscapeString(n.Name))
+			fmt.Fprintf(&b, `<g transform="translate(%d,22)"><rect width="%d" height="%d" rx="4" class="%s"><title>%s</title></rect>`, x, nodeW, nodeH, cls, html.EscapeString(strings.TrimSuffix(n.Name+": devices in use "+n.DevicesText(), ": devices in use ")))
 			fmt.Fprintf(&b, `<text x="4" y="12" class="nlabel">%s</text>`, html.EscapeString(short(n.Name)))
 			for i, p := range n.Pods {
 				cx, cy := 10+(i%perRow)*14, 26+(i/perRow)*14

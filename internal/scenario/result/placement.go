@@ -31,6 +31,25 @@ type NodeMark struct {
 	Unschedulable bool      `json:"unschedulable"`
 	Tainted       bool      `json:"tainted"`
 	Pods          []PodMark `json:"pods"`
+	// Devices are the node's DRA devices by driver, those allocated to
+	// claims and all it publishes.
+	Devices []DeviceUse `json:"devices,omitempty"`
+}
+
+// DeviceUse counts a node's devices of one driver.
+type DeviceUse struct {
+	Driver string `json:"driver"`
+	Used   int    `json:"used"`
+	Total  int    `json:"total"`
+}
+
+// DevicesText is n's devices as "driver used/total, …"; "" without any.
+func (n *NodeMark) DevicesText() string {
+	var parts []string
+	for _, d := range n.Devices {
+		parts = append(parts, fmt.Sprintf("%s %d/%d", d.Driver, d.Used, d.Total))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // PodMark is a pod and its workload (the index of its colour).
@@ -68,7 +87,11 @@ func (pl *Placement) Table() string {
 			if len(marks) > 0 {
 				state = " (" + strings.Join(marks, ",") + ")"
 			}
-			fmt.Fprintf(&b, "    %-16s%s %s\n", n.Name, state, pl.counts(n.Pods))
+			devices := ""
+			if d := n.DevicesText(); d != "" {
+				devices = " [devices in use: " + d + "]"
+			}
+			fmt.Fprintf(&b, "    %-16s%s %s%s\n", n.Name, state, pl.counts(n.Pods), devices)
 		}
 	}
 	if len(pl.Pending) > 0 {
