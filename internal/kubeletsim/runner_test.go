@@ -324,12 +324,12 @@ func TestRunnerRecoversAPanicPerObject(t *testing.T) {
 	}
 }
 
-// A pod stuck behind a bad Stage (one that sorts first and takes it)
+// A pod stuck behind a bad Stage (one whose weight wins it every draw)
 // moves on once the Stage is deleted: nothing of it lingers.
 func TestDeletingABadStageFreesThePodsStuckBehindIt(t *testing.T) {
 	for name, bad := range map[string]string{
-		"a render past the cap": `  next: {statusTemplate: '{{ repeat 50000000 "x" }}'}` + "\n",
-		"a delay of a year":     "  delay: {durationMilliseconds: 31536000000}\n  next: {statusTemplate: 'phase: Failed'}\n",
+		"a render past the cap": "  weight: 1\n" + `  next: {statusTemplate: '{{ repeat 50000000 "x" }}'}` + "\n",
+		"a delay of a year":     "  weight: 1\n  delay: {durationMilliseconds: 31536000000}\n  next: {statusTemplate: 'phase: Failed'}\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			ready := readyStage(t, "{}", runningNext, "1")

@@ -43,11 +43,19 @@ func Compile(src string) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	ast, iss := env.Compile(src)
+	// Checked, so an expression that names no such function or does not
+	// parse is refused at once; run as parsed, with every call dispatched
+	// on the values it gets. The checker's inference over a dyn self can
+	// bind an index to the wrong overload: int(self.metadata.annotations['n'])
+	// would be planned as int(int) and fail on the string it reads.
+	parsed, iss := env.Parse(src)
+	if iss.Err() == nil {
+		_, iss = env.Check(parsed)
+	}
 	if iss.Err() != nil {
 		return nil, fmt.Errorf("CEL expression %q: %s", src, strings.ReplaceAll(iss.Err().Error(), "\n", " "))
 	}
-	prg, err := env.Program(ast, cel.CostLimit(CostLimit), cel.InterruptCheckFrequency(100))
+	prg, err := env.Program(parsed, cel.CostLimit(CostLimit), cel.InterruptCheckFrequency(100))
 	if err != nil {
 		return nil, fmt.Errorf("CEL expression %q: %w", src, err)
 	}

@@ -89,3 +89,27 @@ func TestValuesAsStrings(t *testing.T) {
 		}
 	}
 }
+
+// A number written in an annotation converts, however it is indexed: the
+// checker alone would plan int(x['n']) as int(int) and fail on the string.
+func TestConversionsOfIndexedValues(t *testing.T) {
+	obj := map[string]any{"metadata": map[string]any{"annotations": map[string]any{"gpu": "3", "ratio": "0.5"}}}
+	for _, src := range []string{
+		`int(self.metadata.annotations['gpu']) == 3`,
+		`int(self.metadata.annotations.gpu) == 3`,
+		`int(self['metadata']['annotations']['gpu']) > 2`,
+		`double(self.metadata.annotations['ratio']) == 0.5`,
+		`uint(self.metadata.annotations['gpu']) == 3u`,
+	} {
+		p, err := Compile(src)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		if ok, err := p.Bool(obj); !ok || err != nil {
+			t.Errorf("%s: %v, %v; want true", src, ok, err)
+		}
+	}
+	if _, err := Compile(`Nwo() > 0`); err == nil {
+		t.Error("an expression calling a function that does not exist compiled")
+	}
+}

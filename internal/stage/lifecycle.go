@@ -37,8 +37,9 @@ func (l *Lifecycle) Signature() string {
 func (l *Lifecycle) Stages() []*Stage { return l.stages }
 
 // Match returns the stage obj is in: of the stages whose selector matches,
-// one drawn at random by weight (if no match has weight, the first by
-// name), or nil if none matches. Faults are the stages whose expressions
+// one drawn at random by weight (if no match has weight, any one of them,
+// as KWOK draws: stages that may match at once take turns), or nil if none
+// matches. Faults are the stages whose expressions
 // ran past their limit on obj: there they counted as no match (or, for a
 // weight, no value).
 func (l *Lifecycle) Match(obj map[string]any) (*Stage, []*Fault) {
@@ -61,7 +62,7 @@ func (l *Lifecycle) Match(obj map[string]any) (*Stage, []*Fault) {
 		return nil, faults
 	}
 	if total == 0 {
-		return matched[0], faults
+		return matched[rand.N(len(matched))], faults
 	}
 	n := rand.N(total)
 	for i, w := range weights {

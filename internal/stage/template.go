@@ -90,8 +90,11 @@ func (r *renderer) render(obj map[string]any, funcs template.FuncMap) (json.RawM
 	return data, nil
 }
 
-// quote renders v as a JSON (so YAML) scalar: strings quoted, times in
-// RFC 3339, numbers and booleans as they are.
+// quote renders v as a quoted JSON (so YAML) string, as KWOK's Quote does:
+// strings as they are, times in RFC 3339, anything else as its JSON text
+// in quotes (3 → "3", true → "true": a template writing an annotation or
+// a label value from a number needs a string). Nothing (nil) is "", where
+// KWOK writes "null".
 func quote(v any) string {
 	switch v := v.(type) {
 	case string:
@@ -106,7 +109,11 @@ func quote(v any) string {
 		if err != nil {
 			return `""`
 		}
-		return string(data)
+		if len(data) > 0 && data[0] == '"' {
+			return string(data)
+		}
+		quoted, _ := json.Marshal(string(data))
+		return string(quoted)
 	}
 }
 
