@@ -559,10 +559,14 @@ func TestKWOKStageManifests(t *testing.T) {
 	waitNode(t, client, "node-000000", corev1.ConditionTrue)
 
 	// node/fast and node/heartbeat*: a new node is initialized by KWOK's
-	// stage (its defaults: 1M pods) and heartbeats every 20-45s.
+	// stage (its defaults: 1M pods) and heartbeats every 20-45s. The two
+	// heartbeats are alternatives (KWOK's kustomizations take one): both
+	// apply, but with both a Ready node would take turns between them, as
+	// in KWOK, and the lease one waits 10 minutes.
 	for _, f := range []string{"node/fast/node-initialize.yaml", "node/heartbeat/node-heartbeat.yaml", "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml"} {
 		e.kubectl("apply", "-f", kwok(f))
 	}
+	e.kubectl("delete", "-f", kwok("node/heartbeat-with-lease/node-heartbeat-with-lease.yaml"))
 	if _, err := client.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kwok-node"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
