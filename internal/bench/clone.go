@@ -106,7 +106,7 @@ func Clone(ctx context.Context, o CloneOptions) error {
 	Report(o.Out, []Phase{cloned}, floor)
 	fmt.Fprintf(o.Out, "  its steps, as create reported them:\n")
 	for line := range strings.Lines(steps) {
-		if strings.Contains(line, "✓") {
+		if strings.Contains(line, "✓") || strings.Contains(line, " is ready (") {
 			fmt.Fprintf(o.Out, "  %s", line)
 		}
 	}

@@ -121,6 +121,7 @@ func (p *Provider) readCloneSource(ctx context.Context, c *v1alpha1.Cluster, opt
 // releasePodControllers restarts the cluster with the controller-manager's
 // arguments as the user gave them: its pod controllers then run.
 func (p *Provider) releasePodControllers(ctx context.Context, name string, given []string, opts CreateOptions) error {
+	started := time.Now()
 	return p.operate(ctx, name, func(clusterdir.Dir) error {
 		d, c, err := p.open(name)
 		if err != nil {
@@ -143,7 +144,7 @@ func (p *Provider) releasePodControllers(ctx context.Context, name string, given
 		if err := supervisor.Launch(ctx, p.Home, d, opts.Wait); err != nil {
 			return err
 		}
-		p.logf(" ✓ Controllers started on the cloned objects")
+		p.logf(" ✓ Controllers started on the cloned objects (%.1fs)", time.Since(started).Seconds())
 		return nil
 	})
 }
