@@ -189,6 +189,12 @@ func TestCloneIsTheSourcesShape(t *testing.T) {
 	if got, want := placementBySource(t, anonClone), placementBySource(t, src); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("the anonymized clone's placement (source pod uid → source node uid)\n%v\nthe source's\n%v", got, want)
 	}
+	eventually(t, time.Minute, "the anonymized clone's PDBs allowing what the source's do", func() error {
+		if got, want := pdbAllowedBySource(t, anonClone), pdbAllowedBySource(t, src); fmt.Sprint(got) != fmt.Sprint(want) {
+			return fmt.Errorf("by source uid: %v, the source's %v", got, want)
+		}
+		return nil
+	})
 
 	// No churn: no pod made or deleted in either clone in its first 2
 	// minutes (the measure; the watches began as each was made).
@@ -369,6 +375,29 @@ func pdbAllowed(t *testing.T, c kubernetes.Interface) map[string]int32 {
 	out := map[string]int32{}
 	for _, p := range pdbs.Items {
 		out[p.Name] = p.Status.DisruptionsAllowed
+	}
+	return out
+}
+
+// pdbAllowedBySource is each PDB's disruptionsAllowed by its source's uid
+// (a clone's carry it as kubesim.io/source-uid), once the disruption
+// controller has counted its pods.
+func pdbAllowedBySource(t *testing.T, c kubernetes.Interface) map[string]int32 {
+	t.Helper()
+	pdbs, err := c.PolicyV1().PodDisruptionBudgets(metav1.NamespaceAll).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int32{}
+	for _, p := range pdbs.Items {
+		uid := p.Annotations["kubesim.io/source-uid"]
+		if uid == "" {
+			uid = string(p.UID)
+		}
+		out[uid] = p.Status.DisruptionsAllowed
+		if p.Status.ObservedGeneration != p.Generation {
+			out[uid] = -1 // not counted yet
+		}
 	}
 	return out
 }
