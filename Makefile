@@ -36,7 +36,7 @@ PATCHED_PKGS := $(sort $(foreach p,$(PATCHES),$(shell sed -n '/\/testdata\//d; s
 
 CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
 
-.PHONY: build install cluster test lint unit e2e kubesimtest bench clean generate
+.PHONY: build install cluster test lint unit e2e kubesimtest bench clean generate prod-small
 
 # Modules of their own, which ./... does not reach: the API types (a leaf
 # that the others require through a replace), the public test helper (its
@@ -107,6 +107,11 @@ generate:
 
 bench: build
 	$(BIN) bench create
+
+## prod-small: examples/prod-small.yaml anew, exported from a cluster made of
+## examples/upgrade-rehearsal/prod-small-cluster.yaml and workloads.yaml
+prod-small: build
+	KUBESIM=$(BIN) examples/upgrade-rehearsal/make-prod-small.sh
 
 clean:
 	chmod -R u+w build 2>/dev/null; rm -rf bin build

@@ -14,6 +14,7 @@ import (
 func newBenchCommand() *cobra.Command {
 	cmd := group("bench", "Measure kubesim on this machine",
 		newBenchCreateCommand(),
+		newBenchCloneCommand(),
 		newBenchDPDBCommand(),
 		newBenchTakeoverCommand(),
 		newBenchScenarioCommand("nodes", "Time N simulated nodes created until Ready and schedulable", bench.NodesScenario),
@@ -91,6 +92,31 @@ func newBenchCreateCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&runs, "runs", 3, "how many times to run the lifecycle")
+	return cmd
+}
+
+func newBenchCloneCommand() *cobra.Command {
+	var nodes, pods int
+	cmd := &cobra.Command{
+		Use:   "clone",
+		Short: "Make a source cluster of N nodes and M pods, export it (the source's CPU meanwhile), clone it, and set the clone's time against the control plane alone creating the same nodes and pods",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if nodes < 1 || pods < 1 {
+				return fmt.Errorf("--nodes and --pods: must be at least 1")
+			}
+			if pods > nodes*bench.PodsPerNode {
+				return fmt.Errorf("--pods: %d is more than %d nodes hold (%d each); give at most %d, or more --nodes", pods, nodes, bench.PodsPerNode, nodes*bench.PodsPerNode)
+			}
+			home, err := clusterdir.Home()
+			if err != nil {
+				return err
+			}
+			return bench.Clone(cmd.Context(), bench.CloneOptions{Home: home, Size: bench.Size{Nodes: nodes, Pods: pods}, Out: cmd.OutOrStdout(), Log: cmd.ErrOrStderr()})
+		},
+	}
+	cmd.Flags().IntVar(&nodes, "nodes", 1000, "nodes of the source")
+	cmd.Flags().IntVar(&pods, "pods", 20000, "pods of the source, bound across its nodes, in ReplicaSets of 100")
 	return cmd
 }
 

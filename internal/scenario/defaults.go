@@ -24,6 +24,9 @@ func setDefaults(s *v1alpha1.Scenario, dir string) {
 }
 
 func setClusterDefaults(c *v1alpha1.ScenarioCluster, dir string) {
+	if c.From != "" {
+		c.From = resolve(dir, c.From)
+	}
 	for i := range c.NodeGroups {
 		if g := &c.NodeGroups[i]; g.Template != "" {
 			g.Template = resolve(dir, g.Template)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kubesim/kubesim/internal/snapshot"
 )
 
 func load(t *testing.T, text string, set map[string]string) (*File, error) {
@@ -143,15 +145,48 @@ steps:
 	}
 }
 
-// Every shipped example loads: its fields, files and references check out.
+// Every shipped example loads: its fields, files and references check
+// out, and the snapshots beside them (clones' sources) read.
 func TestExamplesLoad(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("examples: %v, %d files", err, len(files))
+	files, snapshots := examples(t)
+	if len(files) == 0 || len(snapshots) == 0 {
+		t.Fatalf("examples: %d scenarios, %d snapshots", len(files), len(snapshots))
 	}
 	for _, f := range files {
 		if _, err := Load(f, nil, map[string]bool{}); err != nil {
 			t.Error(err)
 		}
 	}
+	for _, path := range snapshots {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, objects, err := snapshot.Read(f); err != nil || len(objects) == 0 {
+			t.Errorf("%s: %d objects, %v", path, len(objects), err)
+		}
+		f.Close()
+	}
+}
+
+// examples are the scenario files in examples/, and the snapshot files
+// (`kubesim snapshot export`) there.
+func examples(t *testing.T) (scenarios, snapshots []string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), snapshot.HeaderPrefix) {
+			snapshots = append(snapshots, f)
+		} else {
+			scenarios = append(scenarios, f)
+		}
+	}
+	return scenarios, snapshots
 }

@@ -41,8 +41,8 @@ steps:
 - cluster: a
   foreach: {values: [1, 2], steps: [{sleep: 1s}, {federate: [a, b]}, {cluster: b, wait: {pods: {count: 1}}}]}
 `)
-	examples, _ := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
-	for _, path := range append(examples, inline) {
+	scenarios, _ := examples(t)
+	for _, path := range append(scenarios, inline) {
 		f, validate := decodeFile(t, path)
 		want, _ := decodeFile(t, path)
 		if err := validate(); err != nil {
@@ -57,7 +57,7 @@ steps:
 func TestDefaults(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "s.yaml")
-	text := head + `clusters: [{name: a}, {name: b}]
+	text := head + `clusters: [{name: a, from: prod.yaml}, {name: b, from: /abs/prod.yaml}]
 steps:
 - {cluster: a, apply: {file: web.yaml, files: [db.yaml], resource: {kind: X}}}
 - {cluster: b, deschedule: {policy: p.yaml}}
@@ -76,6 +76,9 @@ steps:
 	}
 	if p := s.Steps[1].Deschedule.Policy; p != filepath.Join(dir, "p.yaml") {
 		t.Errorf("policy %s", p)
+	}
+	if a, b := s.Clusters[0].From, s.Clusters[1].From; a != filepath.Join(dir, "prod.yaml") || b != "/abs/prod.yaml" {
+		t.Errorf("from: %s and %s, want relative to the file, absolute as given", a, b)
 	}
 	it := s.Steps[2].Iterations[0]
 	if it[0].Cluster != "a" || it[1].Cluster != "" || it[2].Cluster != "b" || it[0].Name != "round" {

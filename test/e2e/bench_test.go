@@ -97,6 +97,38 @@ func TestBenchScenarios(t *testing.T) {
 	}
 }
 
+// TestBenchClone runs `kubesim bench clone` small: the floor first, then
+// the export with the source's components' CPU, then the clone set against
+// the floor, with create's steps; no cluster left behind. A source larger
+// than its nodes hold is refused.
+func TestBenchClone(t *testing.T) {
+	e := newEnv(t)
+	r := e.must("bench", "clone", "--nodes", "3", "--pods", "12")
+	out := r.stdout
+	floor := "floor: nodes and pods bound across them created (nothing else): 15 in"
+	export := "source exported (snapshot export; CPU: the source's components): 15 in"
+	clone := "cloned (create cluster --from): nodes Ready, pods Running: 15 in"
+	at := func(s string) int { return strings.Index(out, "\n"+s) }
+	if f, x, c := at(floor), at(export), at(clone); f < 0 || x < f || c < x {
+		t.Fatalf("want the floor, the export and the clone, in that order:\n%s", out)
+	}
+	if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(export) + `.*\n(  .*\n)*?  kube-apiserver\s+[0-9.]+`).MatchString(out) {
+		t.Errorf("no source API server CPU under the export:\n%s", out)
+	}
+	if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(clone) + `.*\n  [0-9]+\.[0-9]{2}× the floor \(` + regexp.QuoteMeta(floor)).MatchString(out) {
+		t.Errorf("the clone's phase is not set against the floor:\n%s", out)
+	}
+	for _, want := range []string{"  the file: ", "Cloned in", "3 nodes Ready, 12 pods Running"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	if out := e.must("get", "clusters").stdout; strings.Contains(out, "bench-") {
+		t.Errorf("bench clone left a cluster behind:\n%s", out)
+	}
+	e.fails("--pods: 400 is more than 3 nodes hold (110 each); give at most 330, or more --nodes", "bench", "clone", "--nodes", "3", "--pods", "400")
+}
+
 // TestBenchDPDB runs `kubesim bench dpdb` small: with the eviction webhook
 // no pair of simultaneous neighbour evictions both pass; it reports the
 // lock's latency and the propagation lag, and leaves no cluster behind.

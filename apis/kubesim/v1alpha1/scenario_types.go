@@ -51,7 +51,8 @@ type ScenarioCluster struct {
 
 	NodeGroups []NodeGroup `json:"nodeGroups,omitempty"`
 
-	// From and FromContext make the cluster a clone, as in a Cluster file.
+	// From and FromContext make the cluster a clone, as in a Cluster file
+	// (From relative to the scenario's file).
 	From        string `json:"from,omitempty"`
 	FromContext string `json:"fromContext,omitempty"`
 

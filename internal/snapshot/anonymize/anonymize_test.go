@@ -623,14 +623,27 @@ func TestDerivedSuffixes(t *testing.T) {
 			t.Errorf("generated(%q) = %v, want %v", s, !want, want)
 		}
 	}
-	for _, s := range []string{"", "7", "-3", "1.5", "1,3", "true", "False", "2026-11-20T10:00:00Z", "00000000-0000-4000-8000-000000000001"} {
+	for _, s := range []string{"", "7", "-3", "1.5", "1,3", "true", "False", "2026-11-20T10:00:00Z", "00000000-0000-4000-8000-000000000001", "1h", "30s", "1m30s", "1.5s"} {
 		if !namesNothing(s) {
 			t.Errorf("namesNothing(%q) = false", s)
 		}
 	}
-	for _, s := range []string{"web", "10.0.1.11", "v1.2.3", "yes", "ip-10-0-1-11", "1a"} {
+	for _, s := range []string{"web", "10.0.1.11", "v1.2.3", "yes", "ip-10-0-1-11", "1a", "5sm", "h", "1hx"} {
 		if namesNothing(s) {
 			t.Errorf("namesNothing(%q) = true", s)
 		}
+	}
+}
+
+// The simulator's own settings survive: a run duration, a chaos mode.
+func TestSimulatorSettingsKept(t *testing.T) {
+	a := New(testKey)
+	for _, kv := range [][2]string{{"kubesim.io/run-duration", "1h"}, {"chaos.kubesim.io/pod", "crash-loop"}, {"chaos.kubesim.io/delay", "5s"}} {
+		if got := a.value(kv[0], kv[1]); got != kv[1] {
+			t.Errorf("%s=%s became %s", kv[0], kv[1], got)
+		}
+	}
+	if got := a.value("app", "crash-loop"); got == "crash-loop" {
+		t.Error("app=crash-loop was kept: only the simulator's keys keep their words")
 	}
 }

@@ -29,6 +29,12 @@
 // matches, ordinals still count from 0 and a StatefulSet adopts its pods
 // and claims.
 //
+// A StatefulSet's or DaemonSet's ControllerRevision holds a copy of its
+// template (a patch): it is mapped as the template is, so the controller,
+// comparing the patch it makes of the mapped workload with the revision's,
+// finds the revision its pods' controller-revision-hash names, and rolls
+// nothing.
+//
 // Pod volume names are mapped with their mounts: a StatefulSet's claim
 // template names both its pods' volumes and their claims. Paths (mounts,
 // local and hostPath volumes) become "/" and a token.
@@ -54,9 +60,11 @@
 //     pv.kubernetes.io/* annotations, CSI driver names
 //     (provisioned-by, storage-provisioner, StorageClass provisioners,
 //     CSIDriver names, CSINode drivers): software, not the source's.
-//   - Values that name nothing: empty, numbers, booleans, RFC 3339 times
-//     and UIDs (deployment.kubernetes.io/revision, safe-to-evict,
-//     restartedAt, kubesim.io/source-uid, which the importer needs).
+//   - Values that name nothing: empty, numbers, booleans, durations, RFC
+//     3339 times and UIDs (deployment.kubernetes.io/revision,
+//     safe-to-evict, kubesim.io/run-duration, restartedAt,
+//     kubesim.io/source-uid, which the importer needs), and the values of
+//     the simulator's chaos.kubesim.io/ keys (its words for a failure).
 //   - The names every cluster has: the namespaces default, kube-system,
 //     kube-public and kube-node-lease, the Service kubernetes, the
 //     PriorityClasses system-cluster-critical and system-node-critical, the

@@ -109,7 +109,8 @@ func (a *Anonymizer) str(s string) string {
 // that key, so selectors keep selecting what they selected.
 func (a *Anonymizer) value(key, v string) string {
 	switch {
-	case keptValueKeys[key] || strings.HasPrefix(key, "topology.") || strings.HasPrefix(key, "pv.kubernetes.io/"):
+	case keptValueKeys[key] || strings.HasPrefix(key, "topology.") || strings.HasPrefix(key, "pv.kubernetes.io/") ||
+		strings.HasPrefix(key, "chaos.kubesim.io/"):
 		return v
 	case hashKeys[key]:
 		if _, derived := a.derived[v]; derived { // a StatefulSet's <name>-<hash>
@@ -134,7 +135,8 @@ var keptNames = map[string]bool{
 // kept: topology (zones and regions, so spreading means what it meant;
 // so are the values of every key of a topology.* domain:
 // topology.kubernetes.io/zone, a CSI driver's topology.ebs.csi.aws.com/zone), OS, architecture and
-// instance type (they decide where pods fit), the kubelet's static-pod
+// instance type (they decide where pods fit), the simulator's chaos.kubesim.io/*
+// (which failure to simulate: its words, not the source's), the kubelet's static-pod
 // bookkeeping, the volume binder's pv.kubernetes.io/* (bind-completed,
 // provisioned-by) and CSI driver names (software, not the source's names).
 var keptValueKeys = map[string]bool{
@@ -156,15 +158,18 @@ var hashKeys = map[string]bool{"pod-template-hash": true, "controller-revision-h
 
 var (
 	numberRE = regexp.MustCompile(`^[+-]?[0-9]+(\.[0-9]+)?$|^[0-9]+(,[0-9]+)+$`)
-	uuidRE   = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	// durationRE is a Go duration (kubesim.io/run-duration: 1h).
+	durationRE = regexp.MustCompile(`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`)
+	uuidRE     = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 )
 
 // namesNothing reports values that cannot name anything of the source:
 // empty, numbers (a Deployment's revision), booleans (safe-to-evict),
-// timestamps (restartedAt) and UIDs (random; source-uid must survive for
-// the importer). Controllers read some of these, so they must not change.
+// durations (the simulator's kubesim.io/run-duration), timestamps
+// (restartedAt) and UIDs (random; source-uid must survive for the
+// importer). Controllers read some of these, so they must not change.
 func namesNothing(s string) bool {
-	if s == "" || numberRE.MatchString(s) || uuidRE.MatchString(s) {
+	if s == "" || numberRE.MatchString(s) || durationRE.MatchString(s) || uuidRE.MatchString(s) {
 		return true
 	}
 	if _, err := strconv.ParseBool(s); err == nil {

@@ -52,6 +52,13 @@ func (a *Anonymizer) rewrite(o *unstructured.Unstructured) bool {
 			a.meta(child(t, "metadata"))
 			a.claimSpec(child(t, "spec"))
 		}
+	case "apps/ControllerRevision":
+		// A StatefulSet's or DaemonSet's revision: its data is a patch
+		// replacing the template. Mapped as the workload's template is,
+		// it stays byte for byte the patch the workload's controller
+		// computes from the mapped workload, which so finds its revision
+		// and leaves the pods of it alone.
+		a.podTemplate(child(m, "data", "spec", "template"))
 	case "batch/CronJob":
 		job := child(spec, "jobTemplate")
 		a.meta(child(job, "metadata"))

@@ -58,26 +58,7 @@ type Result struct {
 
 // Anonymize rewrites the result through a: its objects, its source's
 // name and the workloads its notes name.
-//
-// ControllerRevisions are dropped: their data holds a copy of their
-// StatefulSet's or DaemonSet's template that the anonymizer does not
-// rewrite, which would keep the source's label values and images. (So a
-// clone of an anonymized snapshot makes its revisions anew, and a
-// StatefulSet there may roll its pods once.)
 func (r *Result) Anonymize(a *anonymize.Anonymizer) (anonymize.Summary, error) {
-	kept := r.Objects[:0]
-	for _, obj := range r.Objects {
-		if obj.GetKind() == "ControllerRevision" {
-			r.Header.Counts["ControllerRevision"]--
-			r.Left["ControllerRevisions (--anonymize drops them: their data copies the templates)"]++
-			continue
-		}
-		kept = append(kept, obj)
-	}
-	r.Objects = kept
-	if r.Header.Counts["ControllerRevision"] <= 0 {
-		delete(r.Header.Counts, "ControllerRevision")
-	}
 	summary, err := a.Objects(r.Objects)
 	if err != nil {
 		return summary, err

@@ -1,0 +1,54 @@
+package cluster
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+// waitCloned returns once every cloned node is Ready and every cloned pod
+// Running, whatever else the cluster holds, and says how far it got if
+// they are not within the wait.
+func TestWaitCloned(t *testing.T) {
+	object := func(kind, ns, name string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetKind(kind)
+		u.SetNamespace(ns)
+		u.SetName(name)
+		return u
+	}
+	objects := []*unstructured.Unstructured{object("Node", "", "n1"), object("Pod", "shop", "web-0"), object("Pod", "shop", "report-0")}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	pod := func(name string, phase corev1.PodPhase) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}, Status: corev1.PodStatus{Phase: phase}}
+	}
+	other := pod("not-cloned", corev1.PodPending)
+	logf := func(string, ...any) {}
+
+	client := fake.NewClientset(node, pod("web-0", corev1.PodRunning), pod("report-0", corev1.PodSucceeded), other)
+	if err := waitCloned(context.Background(), client, objects, 10*time.Second, logf); err != nil {
+		t.Errorf("all there: %v", err)
+	}
+
+	// Running later: seen through the watch.
+	client = fake.NewClientset(node, pod("web-0", corev1.PodPending), pod("report-0", corev1.PodRunning))
+	go func() {
+		time.Sleep(300 * time.Millisecond) // the change to observe, not a synchronisation
+		_, _ = client.CoreV1().Pods("shop").UpdateStatus(context.Background(), pod("web-0", corev1.PodRunning), metav1.UpdateOptions{})
+	}()
+	if err := waitCloned(context.Background(), client, objects, 10*time.Second, logf); err != nil {
+		t.Errorf("a pod Running later: %v", err)
+	}
+
+	client = fake.NewClientset(node, pod("web-0", corev1.PodPending), other)
+	err := waitCloned(context.Background(), client, objects, time.Second, logf)
+	if err == nil || !strings.Contains(err.Error(), "1 of 1 cloned nodes Ready and 0 of 2 cloned pods Running after 1s") {
+		t.Errorf("a pod Pending, one missing: %v", err)
+	}
+}
