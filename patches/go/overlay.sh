@@ -11,7 +11,8 @@
 # go refuses to overlay files beneath GOMODCACHE, where GOTOOLCHAIN puts the
 # toolchain it downloads; so OUTDIR/goroot is a copy of GOROOT made of hard
 # links (no disk space, nothing in it changed), and OUTDIR/go is its go
-# command with -overlay OUTDIR/overlay.json.
+# command with -overlay OUTDIR/overlay.json and that GOROOT (whatever GOROOT
+# the caller has: go test sets one for the tests it runs).
 #
 # It refuses a toolchain or platform the patches were not written for, rather
 # than build a binary with a wrong clock.
@@ -63,7 +64,7 @@ rm -f "$out/patch.log"
 cat >"$out/go" <<GO
 #!/bin/sh
 # $version with kubesim's scaled clock (patches/go/overlay.sh wrote this).
-GOTOOLCHAIN=local GOFLAGS="\$GOFLAGS -overlay=$out/overlay.json" exec "$out/goroot/bin/go" "\$@"
+GOROOT="$out/goroot" GOTOOLCHAIN=local GOFLAGS="\$GOFLAGS -overlay=$out/overlay.json" exec "$out/goroot/bin/go" "\$@"
 GO
 chmod +x "$out/go"
 echo "$out/go"
