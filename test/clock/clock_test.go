@@ -19,7 +19,11 @@ import (
 	"time"
 )
 
-var probe string // the probe built with the overlay
+var (
+	gocmd string // the overlay's go command
+	bin   string // where the probes are built
+	probe string // the probe built with the overlay
+)
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "goclock")
@@ -33,16 +37,24 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "overlay.sh:", err, stderrOf(err))
 			return 1
 		}
-		gocmd := strings.TrimSpace(string(out))
-		probe = filepath.Join(dir, "probe")
-		if out, err := exec.Command(gocmd, "build", "-o", probe, "./probe").CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build probe: %v\n%s", err, out)
+		gocmd, bin = strings.TrimSpace(string(out)), dir
+		if probe, err = build("probe"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 		return m.Run()
 	}()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// build builds ./name with the overlay.
+func build(name string) (string, error) {
+	path := filepath.Join(bin, name)
+	if out, err := exec.Command(gocmd, "build", "-o", path, "./"+name).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build %s: %v\n%s", name, err, out)
+	}
+	return path, nil
 }
 
 type result struct {
@@ -181,4 +193,71 @@ func TestOverlayRefusesOtherToolchain(t *testing.T) {
 	if lines := strings.Split(strings.TrimSpace(string(out)), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "go1.27.4") {
 		t.Errorf("overlay.sh said %q, want one line naming go1.27.4", out)
 	}
+}
+
+// runJSON builds ./name with the overlay, runs it at scale 10 and decodes its
+// line of JSON into v.
+func runJSON(t *testing.T, name string, v any, args ...string) {
+	t.Helper()
+	path, err := build(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), "KUBESIM_TIME_SCALE=10")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v %s", name, err, stderrOf(err))
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		t.Fatalf("%s: %v: %q", name, err, out)
+	}
+	t.Logf("%s", out)
+}
+
+func between(t *testing.T, what, got string, lo, hi time.Duration) {
+	t.Helper()
+	d, err := time.ParseDuration(got)
+	if err != nil || d < lo || d > hi {
+		t.Errorf("%s: %s, want between %v and %v", what, got, lo, hi)
+	}
+}
+
+// An embedded etcd at scale 10 keeps its leader and expires a lease on the
+// virtual clock, a tenth of the TTL in real time.
+func TestEtcdAtScale10(t *testing.T) {
+	var r struct {
+		Term           uint64
+		LeaseGoneAfter string
+		LeaseGoneReal  string
+		Warnings       map[string]int
+	}
+	runJSON(t, "etcdprobe", &r, "-run", "20s", "-tick-ms", "10", "-election-ms", "100")
+	if r.Term != 2 {
+		t.Errorf("etcd's raft term is %d after 20s virtual, want 2 (it elected itself once and kept leading)", r.Term)
+	}
+	// Its lessor checks expiries every 500ms.
+	between(t, "5s lease gone after (virtual)", r.LeaseGoneAfter, 5*time.Second, 6*time.Second)
+	between(t, "5s lease gone after (real)", r.LeaseGoneReal, 500*time.Millisecond, 600*time.Millisecond)
+}
+
+// client-go's leader election and rate limiter follow the scaled clock.
+func TestLeaderElectionAtScale10(t *testing.T) {
+	type span struct{ Virtual, Real string }
+	var r struct {
+		RenewalsIn20s   int
+		BTakesOverAfter span
+		Limited         span `json:"60RequestsAt5QPSBurst10"`
+	}
+	runJSON(t, "leaseprobe", &r)
+	// A renewal every RetryPeriod (2s, jittered).
+	if r.RenewalsIn20s < 8 || r.RenewalsIn20s > 10 {
+		t.Errorf("the leader renewed %d times in 20s virtual, want 8 to 10 (every 2s)", r.RenewalsIn20s)
+	}
+	// LeaseDuration (15s) after the candidate last saw a renewal, seen on its 2s retries.
+	between(t, "take-over (virtual)", r.BTakesOverAfter.Virtual, 13*time.Second, 18*time.Second)
+	between(t, "take-over (real)", r.BTakesOverAfter.Real, 1300*time.Millisecond, 1800*time.Millisecond)
+	// (60 − burst 10) / 5 QPS = 10s virtual, 1s real.
+	between(t, "60 requests at 5 QPS (virtual)", r.Limited.Virtual, 9500*time.Millisecond, 10500*time.Millisecond)
+	between(t, "60 requests at 5 QPS (real)", r.Limited.Real, 950*time.Millisecond, 1050*time.Millisecond)
 }
