@@ -36,6 +36,9 @@ rm -rf "$out"
 mkdir -p "$out/src"
 out=$(cd "$out" && pwd)
 cp -al "$goroot" "$out/goroot" 2>/dev/null || cp -a "$goroot" "$out/goroot"
+# Writable directories (not files: those are the toolchain's own inodes), so
+# that the copy can be removed like any build directory.
+find "$out/goroot" -type d -exec chmod u+w {} +
 # The files the diffs touch; a new file (vclock.go) has no original to copy.
 files=$(sed -n 's#^+++ b/##p' "$here/$version"/*.diff | sort -u)
 for f in $files; do
