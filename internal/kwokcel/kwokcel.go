@@ -105,8 +105,15 @@ func (p *Program) String(obj map[string]any) (string, error) {
 // environment is built once: building one costs milliseconds, and it is
 // safe for concurrent use.
 var environment = sync.OnceValues(func() (*cel.Env, error) {
-	return cel.NewEnv(
-		cel.Variable("self", cel.DynType),
+	return cel.NewEnv(append(kwokFunctions(), cel.Variable("self", cel.DynType))...)
+})
+
+// kwokFunctions are KWOK's functions every environment has. Quantity is a
+// number here, not KWOK's Quantity type: arithmetic with it takes numbers
+// (Quantity("100m") * 2.0; CEL has no implicit conversion of 2, and its
+// operators take no further overloads).
+func kwokFunctions() []cel.EnvOption {
+	return []cel.EnvOption{
 		ext.Strings(),
 		cel.Function("Now",
 			cel.Overload("kwok_now", nil, cel.TimestampType,
@@ -122,8 +129,8 @@ var environment = sync.OnceValues(func() (*cel.Env, error) {
 			cel.MemberOverload("kwok_timestamp_unix_second", []*cel.Type{cel.TimestampType}, cel.DoubleType, cel.UnaryBinding(unixSecond))),
 		cel.Function("Quantity",
 			cel.Overload("kwok_quantity", []*cel.Type{cel.StringType}, cel.DoubleType, cel.UnaryBinding(quantity))),
-	)
-})
+	}
+}
 
 // sinceSecond is how many seconds ago the object was created.
 func sinceSecond(v ref.Val) ref.Val {
