@@ -95,7 +95,7 @@ type ClusterResourceUsage struct {
 // ClusterResourceUsageSpec selects pods and says what they use.
 type ClusterResourceUsageSpec struct {
 	// Selector: no selector matches every pod.
-	Selector *ObjectSelector         `json:"selector,omitempty"`
+	Selector *ObjectSelector          `json:"selector,omitempty"`
 	Usages   []ResourceUsageContainer `json:"usages,omitempty"`
 }
 
