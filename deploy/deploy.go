@@ -76,3 +76,8 @@ var (
 	//go:embed crds/kwok.x-k8s.io_metrics.yaml
 	metricCRD []byte
 )
+
+// UsageMetricsClusterRole is what kubesim's usage-metrics component needs.
+//
+//go:embed usage-metrics-clusterrole.yaml
+var UsageMetricsClusterRole []byte

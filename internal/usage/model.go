@@ -232,7 +232,11 @@ func (s *Subject) eval(v value, container *corev1.Container) (float64, error) {
 	}
 	if s.podMap == nil {
 		s.podMap = objectMap(s.Pod, "Pod")
-		s.nodeMap = objectMap(s.Node, "Node")
+		var node runtime.Object // a nil *Node is no nil Object
+		if s.Node != nil {
+			node = s.Node
+		}
+		s.nodeMap = objectMap(node, "Node")
 	}
 	cm, err := runtime.DefaultUnstructuredConverter.ToUnstructured(container)
 	if err != nil {

@@ -1,0 +1,152 @@
+package usage
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
+	"k8s.io/apiserver/pkg/authentication/request/headerrequest"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/apiserver/pkg/util/compatibility"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	metricsapi "sigs.k8s.io/metrics-server/pkg/api"
+	generatedopenapi "sigs.k8s.io/metrics-server/pkg/api/generated/openapi"
+
+	"github.com/kubesim/kubesim/internal/credentials"
+)
+
+// Run serves metrics.k8s.io until ctx ends.
+func Run(ctx context.Context, opts Options) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	model, err := NewModel(float64(opts.DefaultRequestPercent) / 100)
+	if err != nil {
+		return err
+	}
+
+	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithTransform(trim))
+	pods := factory.Core().V1().Pods()
+	nodes := factory.Core().V1().Nodes()
+	if err := pods.Informer().AddIndexers(cache.Indexers{nodeNameIndex: indexByNodeName}); err != nil {
+		return err
+	}
+	reporter := newReporter(ctx, kube, dyn)
+	src := &source{
+		model:  model,
+		pods:   pods.Lister(),
+		nodes:  nodes.Lister(),
+		byNode: pods.Informer().GetIndexer(),
+		window: opts.Window,
+		now:    time.Now,
+		failed: reporter.evalFailed,
+	}
+	if err := watchUsages(ctx, dyn, model, reporter); err != nil {
+		return err
+	}
+
+	server, err := newServer(opts)
+	if err != nil {
+		return err
+	}
+	if err := metricsapi.Install(src, runningPods{pods.Lister()}, nodes.Lister(), server, nil); err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	go func() {
+		for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				klog.Errorf("%v informer did not sync", typ)
+			}
+		}
+		klog.Info("pods and nodes synced")
+	}()
+	return server.PrepareRun().RunWithContext(ctx)
+}
+
+// trim drops what no usage reads and the informer would hold for every
+// pod and node.
+func trim(obj any) (any, error) {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		o.ManagedFields = nil
+	case *corev1.Node:
+		o.ManagedFields = nil
+		o.Status.Images = nil
+	}
+	return obj, nil
+}
+
+// newServer is a generic API server on loopback, with the cluster CA's
+// certificate, that takes only the API server's aggregator as caller: a
+// client certificate of the front proxy's name, asserting the user in
+// request headers. The API server has authorized that user already (it
+// authorizes a request before it proxies it), so every such request is
+// allowed; any other caller is unauthenticated, and refused.
+func newServer(opts Options) (*genericapiserver.GenericAPIServer, error) {
+	config := genericapiserver.NewConfig(metricsapi.Codecs)
+	serving := genericoptions.NewSecureServingOptions()
+	serving.BindAddress = net.ParseIP(credentials.Loopback)
+	serving.BindPort = opts.Port
+	serving.ServerCert.CertKey = genericoptions.CertKey{CertFile: opts.CertFile, KeyFile: opts.KeyFile}
+	if err := serving.WithLoopback().ApplyTo(&config.SecureServing, &config.LoopbackClientConfig); err != nil {
+		return nil, fmt.Errorf("serving on port %d: %w", opts.Port, err)
+	}
+	caPEM, err := os.ReadFile(opts.ProxyCAFile)
+	if err != nil {
+		return nil, err
+	}
+	ca, err := dynamiccertificates.NewStaticCAContent("front-proxy-ca", caPEM)
+	if err != nil {
+		return nil, err
+	}
+	config.SecureServing.ClientCA = ca
+	authn, _, err := authenticatorfactory.DelegatingAuthenticatorConfig{
+		RequestHeaderConfig: &authenticatorfactory.RequestHeaderConfig{
+			CAContentProvider:   ca,
+			AllowedClientNames:  headerrequest.StaticStringSlice(opts.ProxyNames),
+			UsernameHeaders:     headerrequest.StaticStringSlice{"X-Remote-User"},
+			UIDHeaders:          headerrequest.StaticStringSlice{},
+			GroupHeaders:        headerrequest.StaticStringSlice{"X-Remote-Group"},
+			ExtraHeaderPrefixes: headerrequest.StaticStringSlice{"X-Remote-Extra-"},
+		},
+	}.New()
+	if err != nil {
+		return nil, err
+	}
+	config.Authentication.Authenticator = authn
+	config.Authorization.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
+	config.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
+	config.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, openapinamer.NewDefinitionNamer(metricsapi.Scheme))
+	config.OpenAPIConfig.Info.Title = "kubesim usage-metrics"
+	config.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, openapinamer.NewDefinitionNamer(metricsapi.Scheme))
+	config.OpenAPIV3Config.Info.Title = "kubesim usage-metrics"
+	config.EnableMetrics = false
+	config.EnableProfiling = false
+	config.EnableIndex = false
+	return config.Complete(nil).New(ComponentName, genericapiserver.NewEmptyDelegate())
+}
