@@ -30,7 +30,8 @@ var (
 )
 
 // Component is the usage-metrics server as a process of a kubesim cluster.
-// It starts once the API server is ready, beside the rest, and the cluster
+// Its process starts beside the API server's, so it serves by its turn
+// (Ready: it listens); it registers metrics.k8s.io then, and the cluster
 // does not wait for its informers: create takes no longer for it.
 func Component() component.Component {
 	return component.Component{
@@ -38,7 +39,7 @@ func Component() component.Component {
 		Main:         runComponent,
 		Args:         component.OwnArgs(componentOptions),
 		Enabled:      func(c *v1alpha1.Cluster) bool { return !c.Usage.Disabled },
-		StartAfter:   "kube-apiserver",
+		StartAfter:   "etcd",
 		Prepare:      followPort,
 		Ready:        serving,
 		Setup:        register,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	"k8s.io/apiserver/pkg/authentication/request/headerrequest"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
@@ -65,9 +66,6 @@ func Run(ctx context.Context, opts Options) error {
 		now:    time.Now,
 		failed: reporter.evalFailed,
 	}
-	if err := watchUsages(ctx, dyn, model, reporter); err != nil {
-		return err
-	}
 
 	server, err := newServer(opts)
 	if err != nil {
@@ -76,8 +74,16 @@ func Run(ctx context.Context, opts Options) error {
 	if err := metricsapi.Install(src, runningPods{pods.Lister()}, nodes.Lister(), server, nil); err != nil {
 		return err
 	}
-	factory.Start(ctx.Done())
+	// The process starts with the API server's, to be serving by its
+	// turn; it lists once the API server answers and its grants exist.
 	go func() {
+		if !waitForAPI(ctx, kube) {
+			return
+		}
+		if err := watchUsages(ctx, dyn, model, reporter); err != nil {
+			klog.Errorf("watching usage: %v", err)
+		}
+		factory.Start(ctx.Done())
 		for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
 			if !ok {
 				klog.Errorf("%v informer did not sync", typ)
@@ -86,6 +92,21 @@ func Run(ctx context.Context, opts Options) error {
 		klog.Info("pods and nodes synced")
 	}()
 	return server.PrepareRun().RunWithContext(ctx)
+}
+
+// waitForAPI waits until the component may list pods, or ctx ends.
+func waitForAPI(ctx context.Context, kube kubernetes.Interface) bool {
+	for {
+		_, err := kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{Limit: 1})
+		if err == nil {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // trim drops what no usage reads and the informer would hold for every

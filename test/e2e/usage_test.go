@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -172,6 +173,39 @@ spec:
 		e := e.in(t)
 		testHPA(t, e, client)
 	})
+
+	t.Run("the component killed is restarted and serves again", func(t *testing.T) {
+		e := e.in(t)
+		pid := e.componentPID("usage", "usage-metrics")
+		if pid == 0 {
+			t.Fatal("no usage-metrics process")
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 60*time.Second, "a new usage-metrics process serving kubectl top", func() error {
+			if now := e.componentPID("usage", "usage-metrics"); now == 0 || now == pid {
+				return fmt.Errorf("process %d", now)
+			}
+			if r := e.run("kubectl", "--name", "usage", "top", "pods", "--no-headers"); r.code != 0 || !strings.Contains(r.stdout, "web-") {
+				return fmt.Errorf("%s", r)
+			}
+			return nil
+		})
+	})
+}
+
+// Disabled, the component costs nothing: no process, no metrics.k8s.io.
+func TestUsageMetricsDisabled(t *testing.T) {
+	e := newEnv(t)
+	e.createCluster("nousage", "--disable-usage-metrics")
+	if pid := e.componentPID("nousage", "usage-metrics"); pid != 0 {
+		t.Errorf("usage-metrics runs (pid %d) in a cluster made with --disable-usage-metrics", pid)
+	}
+	r := e.run("kubectl", "--name", "nousage", "top", "nodes")
+	if r.code == 0 || !strings.Contains(r.stderr, "Metrics API not available") {
+		t.Errorf("kubectl top nodes: %s", r)
+	}
 }
 
 // testHPA drives the real HPA controller with a ClusterResourceUsage over
