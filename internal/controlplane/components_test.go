@@ -10,8 +10,8 @@ import (
 	"github.com/kubesim/kubesim/internal/component"
 	"github.com/kubesim/kubesim/internal/descheduler"
 	"github.com/kubesim/kubesim/internal/dpdb"
-	"github.com/kubesim/kubesim/internal/usage"
 	"github.com/kubesim/kubesim/internal/kubeletsim"
+	"github.com/kubesim/kubesim/internal/usage"
 )
 
 func testCluster() (clusterdir.Dir, *v1alpha1.Cluster) {
