@@ -34,6 +34,22 @@ var ErrOverBudget = errors.New("CEL expression ran past its cost limit")
 type Program struct {
 	src string
 	prg cel.Program
+	// vars are the variables it reads.
+	vars map[string]bool
+}
+
+// Reads reports whether the expression reads the variable name: one it
+// does not read need not be made.
+func (p *Program) Reads(name string) bool { return p.vars[name] }
+
+func readVariables(ast *cel.Ast) map[string]bool {
+	vars := map[string]bool{}
+	for _, r := range ast.NativeRep().ReferenceMap() {
+		if len(r.OverloadIDs) == 0 && r.Value == nil {
+			vars[r.Name] = true
+		}
+	}
+	return vars
 }
 
 // Compile parses and checks src. The error says what is wrong with the

@@ -122,7 +122,7 @@ func (e *Env) Compile(src string) (*Program, error) {
 	if err != nil {
 		return nil, fmt.Errorf("CEL expression %q: %w", src, err)
 	}
-	return &Program{src: src, prg: prg}, nil
+	return &Program{src: src, prg: prg, vars: readVariables(ast)}, nil
 }
 
 // Number evaluates the program with vars bound and reads the result as

@@ -66,3 +66,17 @@ func TestKWOKMetricsResourceExpressions(t *testing.T) {
 		t.Error("a usage expression that reads usage compiled")
 	}
 }
+
+func TestReads(t *testing.T) {
+	env, err := NewUsageEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := env.Compile(`node.metadata.name == "n" ? Quantity(pod.metadata.name) : 1.0`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Reads("node") || !p.Reads("pod") || p.Reads("container") || p.Reads("Quantity") {
+		t.Errorf("reads %v, want pod and node", p.vars)
+	}
+}

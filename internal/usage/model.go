@@ -230,19 +230,18 @@ func (s *Subject) eval(v value, container *corev1.Container) (float64, error) {
 	case v.constant != nil:
 		return *v.constant, nil
 	}
+	// Made when first read: a node's status makes it the costlier.
 	if s.podMap == nil {
 		s.podMap = objectMap(s.Pod, "Pod")
+	}
+	if s.nodeMap == nil && v.program.Reads("node") {
 		var node runtime.Object // a nil *Node is no nil Object
 		if s.Node != nil {
 			node = s.Node
 		}
 		s.nodeMap = objectMap(node, "Node")
 	}
-	cm, err := runtime.DefaultUnstructuredConverter.ToUnstructured(container)
-	if err != nil {
-		return 0, err
-	}
-	f, err := v.program.Number(map[string]any{"pod": s.podMap, "node": s.nodeMap, "container": cm})
+	f, err := v.program.Number(map[string]any{"pod": s.podMap, "node": s.nodeMap, "container": s.containerMap(container.Name)})
 	if err != nil {
 		return 0, err
 	}
@@ -250,6 +249,19 @@ func (s *Subject) eval(v value, container *corev1.Container) (float64, error) {
 		return 0, fmt.Errorf("the expression returned %v, a negative usage", f)
 	}
 	return f, nil
+}
+
+// containerMap is the pod's container as expressions see it: the one of
+// the pod's map, made once for all its containers.
+func (s *Subject) containerMap(name string) map[string]any {
+	spec, _ := s.podMap["spec"].(map[string]any)
+	containers, _ := spec["containers"].([]any)
+	for _, c := range containers {
+		if m, ok := c.(map[string]any); ok && m["name"] == name {
+			return m
+		}
+	}
+	return map[string]any{"name": name}
 }
 
 // objectMap is obj as expressions see it, with its kind (which objects
