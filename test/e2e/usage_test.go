@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -172,6 +173,83 @@ spec:
 	t.Run("an HPA at 50% CPU scales out when usage rises and in when it falls", func(t *testing.T) {
 		e := e.in(t)
 		testHPA(t, e, client)
+	})
+
+	t.Run("LowNodeUtilization on metrics evicts from the node the usage makes hot", func(t *testing.T) {
+		e := e.in(t)
+		e.kubectl("create", "namespace", "lnu")
+		d := deployment("busy", 6)
+		d.Namespace = "lnu"
+		d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+		if _, err := client.AppsV1().Deployments("lnu").Create(ctx, d, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// node-000000's pods use 20 of its 32 cores each, node-000001's
+		// nothing to speak of: by requests the two are alike and idle.
+		e.apply(`apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterResourceUsage
+metadata: {name: hot-node}
+spec:
+  selector: {matchNamespaces: [lnu]}
+  usages:
+  - usage: {cpu: {expression: 'node.metadata.name == "node-000000" ? Quantity("20") : Quantity("10m")'}}
+`)
+		var onHot int
+		eventually(t, 60*time.Second, "busy pods on both nodes, and their usage served", func() error {
+			pods, err := client.CoreV1().Pods("lnu").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			perNode := map[string]int{}
+			for _, p := range pods.Items {
+				if p.Status.Phase == corev1.PodRunning {
+					perNode[p.Spec.NodeName]++
+				}
+			}
+			if perNode["node-000000"] == 0 || perNode["node-000001"] == 0 || perNode["node-000000"]+perNode["node-000001"] != 6 {
+				return fmt.Errorf("busy pods per node: %v", perNode)
+			}
+			onHot = perNode["node-000000"]
+			r := e.run("kubectl", "--name", "usage", "top", "node", "node-000000", "--no-headers")
+			f := strings.Fields(r.stdout)
+			if len(f) < 2 {
+				return fmt.Errorf("node-000000: %s", r)
+			}
+			if used := resource.MustParse(f[1]); used.MilliValue() < int64(20000*onHot) {
+				return fmt.Errorf("node-000000 uses %s", f[1])
+			}
+			return nil
+		})
+		policy := filepath.Join(t.TempDir(), "lnu.yaml")
+		writeFile(t, policy, []byte(`apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+metricsProviders: [{source: KubernetesMetrics}]
+profiles:
+- name: relieve
+  pluginConfig:
+  - name: DefaultEvictor
+    args: {nodeFit: false}
+  - name: LowNodeUtilization
+    args:
+      thresholds: {cpu: 20}
+      targetThresholds: {cpu: 50}
+      metricsUtilization: {source: KubernetesMetrics}
+  plugins:
+    balance:
+      enabled: [LowNodeUtilization]
+`))
+		report := e.deschedule("--policy", policy)
+		counts, _ := report.results()
+		if counts["Evicted"] == 0 {
+			t.Fatalf("LowNodeUtilization evicted nothing from node-000000 (%d pods at 20 cores each): %+v", onHot, report.Evictions)
+		}
+		for _, ev := range report.Evictions {
+			if ev.Node != "node-000000" || ev.Plugin != "LowNodeUtilization" {
+				t.Errorf("eviction %+v, want only from the hot node-000000", ev)
+			}
+		}
+		e.kubectl("delete", "clusterresourceusage", "hot-node")
+		e.kubectl("delete", "namespace", "lnu", "--wait=false")
 	})
 
 	t.Run("the component killed is restarted and serves again", func(t *testing.T) {
