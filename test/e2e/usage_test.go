@@ -346,6 +346,10 @@ spec:
 
 	load("150m") // 150 %: 2 × 150/50 = 6, the most it may have
 	waitReplicas(t, client, "api", 6)
+	// kubesim explain tells of the pods the HPA made as of any other.
+	if out := e.must("explain", "deployment", "--name", "usage", "-n", "hpa", "api").stdout; !strings.Contains(out, "node-00000") {
+		t.Errorf("kubesim explain deployment api names no node:\n%s", out)
+	}
 	load("10m") // 10 %: back to its minimum once the 5s stabilization passes
 	waitReplicas(t, client, "api", 2)
 }
