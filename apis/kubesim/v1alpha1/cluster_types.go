@@ -379,10 +379,10 @@ func (c *Cluster) Validate() error {
 		return fmt.Errorf("usage.defaultRequestPercent: %d is negative; give a percentage of requests of 0 or more, such as 50", p)
 	}
 	if d := c.HorizontalPodAutoscaler.SyncPeriod.Duration; d <= 0 {
-		return fmt.Errorf("horizontalPodAutoscaler.syncPeriod: must be a positive duration such as 15s, got %s", d)
+		return fmt.Errorf("horizontalPodAutoscaler.syncPeriod (--horizontal-pod-autoscaler-sync-period): must be a positive duration such as 15s, got %s", d)
 	}
 	if d := c.HorizontalPodAutoscaler.DownscaleStabilization.Duration; d < 0 {
-		return fmt.Errorf("horizontalPodAutoscaler.downscaleStabilization: must be 0 or a positive duration such as 5m, got %s", d)
+		return fmt.Errorf("horizontalPodAutoscaler.downscaleStabilization (--horizontal-pod-autoscaler-downscale-stabilization): must be 0 or a positive duration such as 5m, got %s", d)
 	}
 	if ds := c.Descheduler; ds.Policy != "" && len(ds.Profiles) > 0 {
 		return errors.New("descheduler: set policy or profiles, not both")
