@@ -11,4 +11,5 @@ package v1alpha1
 // 2: Cluster.NodeGroups.
 // 3: Cluster.StageFiles.
 // 4: Cluster.From and FromContext (clones), and the same in a Scenario's clusters.
-const Revision = 4
+// 5: Cluster.Usage and HorizontalPodAutoscaler, and the same in a Scenario's clusters.
+const Revision = 5
