@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	"k8s.io/apiserver/pkg/authentication/request/headerrequest"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
@@ -26,6 +27,7 @@ import (
 	metricsapi "sigs.k8s.io/metrics-server/pkg/api"
 	generatedopenapi "sigs.k8s.io/metrics-server/pkg/api/generated/openapi"
 
+	kwokv1alpha1 "github.com/kubesim/kubesim/apis/kwok/v1alpha1"
 	"github.com/kubesim/kubesim/internal/credentials"
 )
 
@@ -77,7 +79,7 @@ func Run(ctx context.Context, opts Options) error {
 	// The process starts with the API server's, to be serving by its
 	// turn; it lists once the API server answers and its grants exist.
 	go func() {
-		if !waitForAPI(ctx, kube) {
+		if !waitForAPI(ctx, kube, dyn) {
 			return
 		}
 		if err := watchUsages(ctx, dyn, model, reporter); err != nil {
@@ -94,10 +96,17 @@ func Run(ctx context.Context, opts Options) error {
 	return server.PrepareRun().RunWithContext(ctx)
 }
 
-// waitForAPI waits until the component may list pods, or ctx ends.
-func waitForAPI(ctx context.Context, kube kubernetes.Interface) bool {
+// waitForAPI waits until the component may list pods and the usage
+// objects (bootstrap has granted it and installed their CRDs), or ctx
+// ends: informers that fail before wait a backoff.
+func waitForAPI(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface) bool {
 	for {
 		_, err := kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{Limit: 1})
+		for _, gvr := range []schema.GroupVersionResource{kwokv1alpha1.ResourceUsagesResource, kwokv1alpha1.ClusterResourceUsagesResource} {
+			if err == nil {
+				_, err = dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+			}
+		}
 		if err == nil {
 			return true
 		}
