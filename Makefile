@@ -98,11 +98,12 @@ e2e: build
 kubesimtest: build
 	$(NESTED_TEST)
 
-## generate: DeepCopy functions and the CRDs (deploy/crds: Stage, DistributedPodDisruptionBudget)
+## generate: DeepCopy functions and the CRDs (deploy/crds: Stage, ResourceUsage, ClusterResourceUsage,
+## Metric, DistributedPodDisruptionBudget; allowDangerousTypes for Metric's float bucket bounds, as KWOK's)
 ## from apis/, run inside its module; deploy/dpdb gets a copy of its CRD (kustomize reads no file
 ## outside its directory)
 generate:
-	cd apis && $(CONTROLLER_GEN) object paths=./... crd:crdVersions=v1 output:crd:dir=../deploy/crds
+	cd apis && $(CONTROLLER_GEN) object paths=./... crd:crdVersions=v1,allowDangerousTypes=true output:crd:dir=../deploy/crds
 	cp deploy/crds/policy.kubesim.io_distributedpoddisruptionbudgets.yaml deploy/dpdb/crd.yaml
 
 bench: build

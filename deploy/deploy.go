@@ -62,3 +62,22 @@ var Stages embed.FS
 //
 //go:embed snapshot-reader-clusterrole.yaml
 var SnapshotReaderClusterRole []byte
+
+// UsageCRDs are the CustomResourceDefinitions of kwok.x-k8s.io
+// ResourceUsages, ClusterResourceUsages and Metrics, generated from
+// apis/kwok/v1alpha1 by `make generate`.
+var UsageCRDs = [][]byte{resourceUsageCRD, clusterResourceUsageCRD, metricCRD}
+
+var (
+	//go:embed crds/kwok.x-k8s.io_resourceusages.yaml
+	resourceUsageCRD []byte
+	//go:embed crds/kwok.x-k8s.io_clusterresourceusages.yaml
+	clusterResourceUsageCRD []byte
+	//go:embed crds/kwok.x-k8s.io_metrics.yaml
+	metricCRD []byte
+)
+
+// UsageMetricsClusterRole is what kubesim's usage-metrics component needs.
+//
+//go:embed usage-metrics-clusterrole.yaml
+var UsageMetricsClusterRole []byte

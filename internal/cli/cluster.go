@@ -32,30 +32,33 @@ func newClusterVerbCommands() []*cobra.Command {
 // line overrides the config file.
 type createClusterFlags struct {
 	clusterFlags
-	config                 string
-	apiServerPort          int
-	podSubnet              string
-	serviceSubnet          string
-	auditPolicy            string
-	nodeMonitorPeriod      time.Duration
-	nodeMonitorGracePeriod time.Duration
-	nodeStartupGracePeriod time.Duration
-	podEvictionToleration  time.Duration
-	stages                 string
-	deschedulerPolicy      string
-	deschedulerProfiles    []string
-	deschedulingInterval   time.Duration
-	nodes                  int
-	disableKubeletSim      bool
-	disableDPDBController  bool
-	percentageOfNodes      int32
-	memoryLimit            string
-	nodeFlags              nodeFlags
-	wait                   time.Duration
-	retain                 bool
-	ownerPID               int
-	from                   string
-	fromContext            string
+	config                    string
+	apiServerPort             int
+	podSubnet                 string
+	serviceSubnet             string
+	auditPolicy               string
+	nodeMonitorPeriod         time.Duration
+	nodeMonitorGracePeriod    time.Duration
+	nodeStartupGracePeriod    time.Duration
+	podEvictionToleration     time.Duration
+	stages                    string
+	deschedulerPolicy         string
+	deschedulerProfiles       []string
+	deschedulingInterval      time.Duration
+	nodes                     int
+	disableKubeletSim         bool
+	disableDPDBController     bool
+	disableUsageMetrics       bool
+	hpaSyncPeriod             time.Duration
+	hpaDownscaleStabilization time.Duration
+	percentageOfNodes         int32
+	memoryLimit               string
+	nodeFlags                 nodeFlags
+	wait                      time.Duration
+	retain                    bool
+	ownerPID                  int
+	from                      string
+	fromContext               string
 }
 
 func newCreateClusterCommand() *cobra.Command {
@@ -110,6 +113,9 @@ func newCreateClusterCommand() *cobra.Command {
 	fl.StringVar(&f.memoryLimit, "memory-limit", "", "memory budget of the control plane's processes together, such as 4Gi; 0 for none (default "+v1alpha1.DefaultMemoryLimit.String()+")")
 	fl.BoolVar(&f.disableKubeletSim, "disable-kubelet-sim", false, "run no kubelet simulator (nodes stay NotReady unless simulated from elsewhere)")
 	fl.BoolVar(&f.disableDPDBController, "disable-dpdb-controller", false, "run no DistributedPodDisruptionBudget controller (the CRD is installed; run one from deploy/dpdb)")
+	fl.BoolVar(&f.disableUsageMetrics, "disable-usage-metrics", false, "serve no metrics.k8s.io from declared usage (kubectl top and CPU/memory HPAs then have no metrics)")
+	fl.DurationVar(&f.hpaSyncPeriod, "horizontal-pod-autoscaler-sync-period", 0, "how often the HPA controller evaluates each HPA (default 15s)")
+	fl.DurationVar(&f.hpaDownscaleStabilization, "horizontal-pod-autoscaler-downscale-stabilization", 0, "how far back the HPA controller looks before it scales in (default 5m)")
 	fl.DurationVar(&f.wait, "wait", defaultWait, "how long to wait for the cluster (and its nodes) to be ready")
 	fl.BoolVar(&f.retain, "retain", false, "keep a cluster that failed to start, for its logs")
 	fl.StringVar(&f.from, "from", "", "make the cluster a clone of this snapshot file (kubesim snapshot export)")
@@ -175,6 +181,9 @@ func (f *createClusterFlags) clusterConfig(cmd *cobra.Command) (*v1alpha1.Cluste
 	if changed("disable-dpdb-controller") {
 		c.DisableDPDBController = f.disableDPDBController
 	}
+	if changed("disable-usage-metrics") {
+		c.Usage.Disabled = f.disableUsageMetrics
+	}
 	if changed("disable-kubelet-sim") {
 		c.DisableKubeletSim = f.disableKubeletSim
 	}
@@ -201,10 +210,12 @@ func (f *createClusterFlags) clusterConfig(cmd *cobra.Command) (*v1alpha1.Cluste
 		value time.Duration
 		field **metav1.Duration
 	}{
-		"node-monitor-period":       {f.nodeMonitorPeriod, &c.NodeLifecycle.NodeMonitorPeriod},
-		"node-monitor-grace-period": {f.nodeMonitorGracePeriod, &c.NodeLifecycle.NodeMonitorGracePeriod},
-		"node-startup-grace-period": {f.nodeStartupGracePeriod, &c.NodeLifecycle.NodeStartupGracePeriod},
-		"pod-eviction-toleration":   {f.podEvictionToleration, &c.NodeLifecycle.PodEvictionToleration},
+		"node-monitor-period":                               {f.nodeMonitorPeriod, &c.NodeLifecycle.NodeMonitorPeriod},
+		"node-monitor-grace-period":                         {f.nodeMonitorGracePeriod, &c.NodeLifecycle.NodeMonitorGracePeriod},
+		"node-startup-grace-period":                         {f.nodeStartupGracePeriod, &c.NodeLifecycle.NodeStartupGracePeriod},
+		"pod-eviction-toleration":                           {f.podEvictionToleration, &c.NodeLifecycle.PodEvictionToleration},
+		"horizontal-pod-autoscaler-sync-period":             {f.hpaSyncPeriod, &c.HorizontalPodAutoscaler.SyncPeriod},
+		"horizontal-pod-autoscaler-downscale-stabilization": {f.hpaDownscaleStabilization, &c.HorizontalPodAutoscaler.DownscaleStabilization},
 	} {
 		if changed(flag) {
 			*dst.field = &metav1.Duration{Duration: dst.value}

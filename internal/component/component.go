@@ -97,10 +97,12 @@ type Identity struct {
 }
 
 // ServingCert is pki/Name.{crt,key}: a certificate for 127.0.0.1 with
-// CommonName.
+// CommonName, and for DNSNames (the name of a Service the API server
+// verifies it by, for an aggregated API).
 type ServingCert struct {
 	Name       string
 	CommonName string
+	DNSNames   []string
 }
 
 // Grant binds a ClusterRole (a manifest) to a user: cluster-wide, or in

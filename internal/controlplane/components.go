@@ -10,6 +10,7 @@ import (
 	"github.com/kubesim/kubesim/internal/descheduler"
 	"github.com/kubesim/kubesim/internal/dpdb"
 	"github.com/kubesim/kubesim/internal/kubeletsim"
+	"github.com/kubesim/kubesim/internal/usage"
 )
 
 // Names of the upstream processes of a cluster, as `kubesim component
@@ -30,6 +31,7 @@ func Components() []component.Component {
 		kubeletsim.Component(),
 		descheduler.Component(),
 		dpdb.Component(),
+		usage.Component(),
 	)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/kubesim/kubesim/internal/descheduler"
 	"github.com/kubesim/kubesim/internal/dpdb"
 	"github.com/kubesim/kubesim/internal/kubeletsim"
+	"github.com/kubesim/kubesim/internal/usage"
 )
 
 func testCluster() (clusterdir.Dir, *v1alpha1.Cluster) {
@@ -102,11 +103,35 @@ func TestEnabledComponents(t *testing.T) {
 	_, c := testCluster()
 	c.DisableKubeletSim = true
 	got := strings.Join(EnabledComponents(c), ",")
-	if got != "etcd,kube-apiserver,kube-controller-manager,kube-scheduler,descheduler,dpdb-controller" {
+	if got != "etcd,kube-apiserver,kube-controller-manager,kube-scheduler,descheduler,dpdb-controller,usage-metrics" {
 		t.Errorf("enabled: %s", got)
 	}
 	c.DisableDPDBController = true
-	if got := strings.Join(EnabledComponents(c), ","); strings.Contains(got, dpdb.ComponentName) {
-		t.Errorf("enabled with the dpdb controller disabled: %s", got)
+	c.Usage.Disabled = true
+	if got := strings.Join(EnabledComponents(c), ","); strings.Contains(got, dpdb.ComponentName) || strings.Contains(got, usage.ComponentName) {
+		t.Errorf("enabled with the dpdb controller and usage metrics disabled: %s", got)
+	}
+}
+
+// Every certificate of pki/ is declared once: a serving certificate named
+// as a client identity would overwrite its key pair at create.
+func TestCertificateFilesAreDistinct(t *testing.T) {
+	seen := map[string]string{}
+	claim := func(file, by string) {
+		if other, ok := seen[file]; ok {
+			t.Errorf("pki/%s.crt is both %s and %s", file, other, by)
+		}
+		seen[file] = by
+	}
+	for _, comp := range Components() {
+		if comp.Identity != nil {
+			claim(comp.Identity.File, comp.Name+"'s identity")
+		}
+		for _, id := range comp.ClientCerts {
+			claim(id.File, comp.Name+"'s client certificate")
+		}
+		for _, sc := range comp.ServingCerts {
+			claim(sc.Name, comp.Name+"'s serving certificate")
+		}
 	}
 }

@@ -48,17 +48,17 @@ func FreePorts(n int, avoid []int) ([]int, error) {
 // AssignPorts chooses the loopback ports of a new cluster: the API server's
 // as the user asked (0: any free one), and free ones for the rest.
 func AssignPorts(c *v1alpha1.Cluster) (v1alpha1.Ports, error) {
-	ports, err := FreePorts(5, []int{c.Networking.APIServerPort})
+	ports, err := FreePorts(6, []int{c.Networking.APIServerPort})
 	if err != nil {
 		return v1alpha1.Ports{}, err
 	}
 	if c.Networking.APIServerPort != 0 {
 		ports[0] = c.Networking.APIServerPort
 	}
-	return v1alpha1.Ports{APIServer: ports[0], Etcd: ports[1], EtcdPeer: ports[2], DPDBWebhook: ports[3], SchedulerExplain: ports[4]}, nil
+	return v1alpha1.Ports{APIServer: ports[0], Etcd: ports[1], EtcdPeer: ports[2], DPDBWebhook: ports[3], SchedulerExplain: ports[4], UsageMetrics: ports[5]}, nil
 }
 
 func UsedPorts(c *v1alpha1.Cluster) []int {
 	p := c.Status.Ports
-	return []int{p.APIServer, p.Etcd, p.EtcdPeer, p.DPDBWebhook, p.SchedulerExplain}
+	return []int{p.APIServer, p.Etcd, p.EtcdPeer, p.DPDBWebhook, p.SchedulerExplain, p.UsageMetrics}
 }

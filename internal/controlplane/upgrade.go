@@ -15,12 +15,13 @@ import (
 // to it at start, once, by the upgrades below, so nothing else needs to
 // know what older kubesims left out. Bump it with a new upgrade whenever
 // create starts writing something a start needs.
-const FormatVersion = 2
+const FormatVersion = 3
 
 // upgrades[v] brings a cluster of format v to v+1.
 var upgrades = []func(d clusterdir.Dir, c *v1alpha1.Cluster) error{
 	upgradeFromUnversioned,
 	issueWebhookClient,
+	addUsageMetrics,
 }
 
 // Upgrade brings a cluster made by an older kubesim to FormatVersion,
@@ -89,4 +90,20 @@ func keepFile(field *string, path string) error {
 // certificate for webhooks, which the dpdb webhook now requires.
 func issueWebhookClient(d clusterdir.Dir, _ *v1alpha1.Cluster) error {
 	return credentials.IssueMissing(d, Components())
+}
+
+// addUsageMetrics gives a cluster made before usage-metrics its port, its
+// identity and its serving certificate.
+func addUsageMetrics(d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	if c.Status.Ports.UsageMetrics == 0 {
+		free, err := FreePorts(1, UsedPorts(c))
+		if err != nil {
+			return err
+		}
+		c.Status.Ports.UsageMetrics = free[0]
+	}
+	if err := credentials.IssueMissing(d, Components()); err != nil {
+		return err
+	}
+	return credentials.WriteKubeconfigs(d, c, Identities())
 }

@@ -115,6 +115,17 @@ func apiServerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		// write per request on the request's path.
 		"--audit-log-mode=batch",
 		"--egress-selector-config-file=" + egressConfigFile(d),
+		// The aggregation layer (metrics.k8s.io, served by usage-metrics):
+		// the API server proxies to an aggregated API with the client
+		// certificate it presents to kubesim's webhooks, asserting the
+		// user in headers that the aggregated server trusts from it alone.
+		"--requestheader-client-ca-file=" + credentials.CAFile(d),
+		"--requestheader-allowed-names=" + credentials.APIServerWebhookClientUser,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file=" + credentials.Path(d, apiServerWebhookClient.File+".crt"),
+		"--proxy-client-key-file=" + credentials.Path(d, apiServerWebhookClient.File+".key"),
 		// Nodes are reached by address, through the egress proxy, which
 		// refuses them: never by name, which the host's DNS would be asked.
 		"--kubelet-preferred-address-types=InternalIP",
@@ -153,6 +164,8 @@ func controllerManagerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--node-monitor-period=" + nl.NodeMonitorPeriod.Duration.String(),
 		"--node-monitor-grace-period=" + nl.NodeMonitorGracePeriod.Duration.String(),
 		"--node-startup-grace-period=" + nl.NodeStartupGracePeriod.Duration.String(),
+		"--horizontal-pod-autoscaler-sync-period=" + c.HorizontalPodAutoscaler.SyncPeriod.Duration.String(),
+		"--horizontal-pod-autoscaler-downscale-stabilization=" + c.HorizontalPodAutoscaler.DownscaleStabilization.Duration.String(),
 		"--profiling=false",
 		// Upstream's 20 QPS paces a ReplicaSet of thousands to a crawl; a
 		// simulator's API server has the room.

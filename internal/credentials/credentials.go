@@ -135,7 +135,7 @@ func clientCert(ca *pki.KeyPair, id component.Identity) issue {
 }
 
 func servingCert(ca *pki.KeyPair, sc component.ServingCert) issue {
-	return issue{ca, pki.CertSpec{CommonName: sc.CommonName, IPs: []net.IP{net.ParseIP(Loopback)}, Server: true}}
+	return issue{ca, pki.CertSpec{CommonName: sc.CommonName, DNSNames: sc.DNSNames, IPs: []net.IP{net.ParseIP(Loopback)}, Server: true}}
 }
 
 // issueAll issues and writes certs, by name.

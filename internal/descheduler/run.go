@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/descheduler/cmd/descheduler/app/options"
 	"sigs.k8s.io/descheduler/pkg/api"
@@ -92,6 +93,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	rs.Client, rs.EventClient = client, client
+	if readsMetrics(policy) {
+		// Actual utilisation, from metrics.k8s.io (in a kubesim cluster
+		// the declared usage): upstream's command makes this client too.
+		if rs.MetricsClient, err = metricsclient.NewForConfig(o.Config); err != nil {
+			return nil, err
+		}
+	}
 	rs.DeschedulingInterval = o.Interval
 	rs.DisableMetrics = true
 	rs.DefaultFeatureGates = features.DefaultMutableFeatureGate
@@ -179,4 +187,17 @@ func checkPluginConfigs(policy *api.DeschedulerPolicy) error {
 		}
 	}
 	return nil
+}
+
+// readsMetrics reports whether the policy reads metrics.k8s.io.
+func readsMetrics(policy *api.DeschedulerPolicy) bool {
+	if policy.MetricsCollector != nil && policy.MetricsCollector.Enabled {
+		return true
+	}
+	for _, p := range policy.MetricsProviders {
+		if p.Source == api.KubernetesMetrics {
+			return true
+		}
+	}
+	return false
 }

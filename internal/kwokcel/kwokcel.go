@@ -34,6 +34,22 @@ var ErrOverBudget = errors.New("CEL expression ran past its cost limit")
 type Program struct {
 	src string
 	prg cel.Program
+	// vars are the variables it reads.
+	vars map[string]bool
+}
+
+// Reads reports whether the expression reads the variable name: one it
+// does not read need not be made.
+func (p *Program) Reads(name string) bool { return p.vars[name] }
+
+func readVariables(ast *cel.Ast) map[string]bool {
+	vars := map[string]bool{}
+	for _, r := range ast.NativeRep().ReferenceMap() {
+		if len(r.OverloadIDs) == 0 && r.Value == nil {
+			vars[r.Name] = true
+		}
+	}
+	return vars
 }
 
 // Compile parses and checks src. The error says what is wrong with the
@@ -43,14 +59,20 @@ func Compile(src string) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Checked, so an expression that names no such function or does not
-	// parse is refused at once; run as parsed, with every call dispatched
-	// on the values it gets. The checker's inference over a dyn self can
-	// bind an index to the wrong overload: int(self.metadata.annotations['n'])
-	// would be planned as int(int) and fail on the string it reads.
+	return compile(env, src)
+}
+
+// compile checks src in env, so an expression that names no such function
+// or does not parse is refused at once, and plans it as parsed, each call
+// dispatched on the values it gets. The checker's inference over dyn
+// values can bind an index to the wrong overload:
+// int(self.metadata.annotations['n']) would be planned as int(int) and
+// fail on the string it reads.
+func compile(env *cel.Env, src string) (*Program, error) {
 	parsed, iss := env.Parse(src)
+	var checked *cel.Ast
 	if iss.Err() == nil {
-		_, iss = env.Check(parsed)
+		checked, iss = env.Check(parsed)
 	}
 	if iss.Err() != nil {
 		return nil, fmt.Errorf("CEL expression %q: %s", src, strings.ReplaceAll(iss.Err().Error(), "\n", " "))
@@ -59,7 +81,7 @@ func Compile(src string) (*Program, error) {
 	if err != nil {
 		return nil, fmt.Errorf("CEL expression %q: %w", src, err)
 	}
-	return &Program{src: src, prg: prg}, nil
+	return &Program{src: src, prg: prg, vars: readVariables(checked)}, nil
 }
 
 // Eval evaluates the program with self bound to obj. A result of an
@@ -113,8 +135,15 @@ func (p *Program) String(obj map[string]any) (string, error) {
 // environment is built once: building one costs milliseconds, and it is
 // safe for concurrent use.
 var environment = sync.OnceValues(func() (*cel.Env, error) {
-	return cel.NewEnv(
-		cel.Variable("self", cel.DynType),
+	return cel.NewEnv(append(kwokFunctions(), cel.Variable("self", cel.DynType))...)
+})
+
+// kwokFunctions are KWOK's functions every environment has. Quantity is a
+// number here, not KWOK's Quantity type: arithmetic with it takes numbers
+// (Quantity("100m") * 2.0; CEL has no implicit conversion of 2, and its
+// operators take no further overloads).
+func kwokFunctions() []cel.EnvOption {
+	return []cel.EnvOption{
 		ext.Strings(),
 		cel.Function("Now",
 			cel.Overload("kwok_now", nil, cel.TimestampType,
@@ -130,8 +159,8 @@ var environment = sync.OnceValues(func() (*cel.Env, error) {
 			cel.MemberOverload("kwok_timestamp_unix_second", []*cel.Type{cel.TimestampType}, cel.DoubleType, cel.UnaryBinding(unixSecond))),
 		cel.Function("Quantity",
 			cel.Overload("kwok_quantity", []*cel.Type{cel.StringType}, cel.DoubleType, cel.UnaryBinding(quantity))),
-	)
-})
+	}
+}
 
 // sinceSecond is how many seconds ago the object was created.
 func sinceSecond(v ref.Val) ref.Val {

@@ -95,11 +95,13 @@ func ClusterConfig(c *v1alpha1.ScenarioCluster, name string) *v1alpha1.Cluster {
 		NodeLifecycle: *c.NodeLifecycle.DeepCopy(),
 		Scheduler:     *c.Scheduler.DeepCopy(),
 		Descheduler:   *c.Descheduler.DeepCopy(),
+		Usage:         *c.Usage.DeepCopy(),
 		ExtraArgs:     c.ExtraArgs,
 		From:          c.From,
 		FromContext:   c.FromContext,
 
-		DisableDPDBController: c.DisableDPDBController,
+		HorizontalPodAutoscaler: *c.HorizontalPodAutoscaler.DeepCopy(),
+		DisableDPDBController:   c.DisableDPDBController,
 	}
 }
 

@@ -50,6 +50,13 @@ func writeConfig(dir, name string, s *settings) (string, error) {
 			PodEvictionToleration:  duration(fl.evictAfter),
 		}
 	}
+	c.Usage.Disabled = s.noUsage
+	if h := s.hpa; h != nil {
+		c.HorizontalPodAutoscaler = v1alpha1.HorizontalPodAutoscaler{
+			SyncPeriod:             duration(h.syncPeriod),
+			DownscaleStabilization: duration(h.downscaleStabilization),
+		}
+	}
 	if d := s.desched; d != nil {
 		c.Descheduler = v1alpha1.Descheduler{Profiles: d.profiles, Interval: duration(d.interval)}
 	}

@@ -120,7 +120,8 @@ func TestStartWithNodes(t *testing.T) {
 // the supervisor's log has each component's command line as it starts it.
 func TestComponentOptions(t *testing.T) {
 	c := Start(t, Nodes(1), StageSet("realistic"), Descheduler(10*time.Second, "TopologyAndDuplicates"),
-		WithoutDPDBController(), ExtraArgs("kube-scheduler", "--v=3"))
+		WithoutDPDBController(), WithoutUsageMetrics(), HorizontalPodAutoscaler(2*time.Second, 7*time.Second),
+		ExtraArgs("kube-scheduler", "--v=3"))
 	var log string
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		log = c.Logs("supervisor")
@@ -139,6 +140,12 @@ func TestComponentOptions(t *testing.T) {
 	}
 	if strings.Contains(log, "started dpdb-controller") {
 		t.Errorf("WithoutDPDBController: the dpdb-controller was started")
+	}
+	if strings.Contains(log, "started usage-metrics") {
+		t.Errorf("WithoutUsageMetrics: usage-metrics was started")
+	}
+	if !strings.Contains(log, "--horizontal-pod-autoscaler-sync-period=2s --horizontal-pod-autoscaler-downscale-stabilization=7s") {
+		t.Errorf("HorizontalPodAutoscaler's timing is not on the controller-manager's command line:\n%s", log)
 	}
 
 	// The realistic stage set takes a second or more to make a pod Running;
@@ -366,6 +373,7 @@ func TestClearErrors(t *testing.T) {
 		{"bad capacity", "", "", []Option{Nodes(1, Capacity(corev1.ResourceCPU, "lots"))}, "kubesimtest.Capacity"},
 		{"fractional eviction", "", "", []Option{NodeFailure(5*time.Second, 1500*time.Millisecond)}, "whole seconds"},
 		{"unknown stage set", "", "", []Option{StageSet("slow")}, "kubesimtest.StageSet"},
+		{"no HPA sync period", "", "", []Option{HorizontalPodAutoscaler(0, time.Second)}, "kubesimtest.HorizontalPodAutoscaler(0s, 1s): want a positive sync period"},
 		{"kubesim refuses a flag", "", "", []Option{ExtraArgs("kube-scheduler", "--no-such-flag")}, "no-such-flag"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -18,8 +18,12 @@ type settings struct {
 	failure   *nodeFailure
 	desched   *descheduler
 	noDPDB    bool
+	noUsage   bool
+	hpa       *hpaTiming
 	extraArgs map[string][]string
 }
+
+type hpaTiming struct{ syncPeriod, downscaleStabilization time.Duration }
 
 type nodeFailure struct{ notReadyAfter, evictAfter time.Duration }
 
@@ -85,6 +89,30 @@ func Descheduler(interval time.Duration, profiles ...string) Option {
 func WithoutDPDBController() Option {
 	return func(s *settings) error {
 		s.noDPDB = true
+		return nil
+	}
+}
+
+// WithoutUsageMetrics leaves out the component that serves metrics.k8s.io
+// from declared usage (kubectl top, CPU and memory HPAs): on by default.
+func WithoutUsageMetrics() Option {
+	return func(s *settings) error {
+		s.noUsage = true
+		return nil
+	}
+}
+
+// HorizontalPodAutoscaler makes HPAs react within a test: each is
+// evaluated every syncPeriod and scales in once downscaleStabilization has
+// passed (upstream: 15s and 5m). Usage is declared with KWOK's
+// ClusterResourceUsage and ResourceUsage (kwok.x-k8s.io/v1alpha1), which
+// a test may apply and change at any time.
+func HorizontalPodAutoscaler(syncPeriod, downscaleStabilization time.Duration) Option {
+	return func(s *settings) error {
+		if syncPeriod <= 0 || downscaleStabilization < 0 {
+			return fmt.Errorf("kubesimtest.HorizontalPodAutoscaler(%s, %s): want a positive sync period and a stabilization of 0 or more, such as (2*time.Second, 10*time.Second)", syncPeriod, downscaleStabilization)
+		}
+		s.hpa = &hpaTiming{syncPeriod, downscaleStabilization}
 		return nil
 	}
 }

@@ -4,10 +4,13 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -15,9 +18,10 @@ import (
 // A cluster made before kubesim kept its format — without etcd's own CA,
 // the dpdb controller's identity and webhook certificate, the explain
 // endpoint's certificate and the ports of both, the API server's webhook
-// client certificate — starts with this kubesim
-// once brought up to date: its pods run, the webhook is registered at its
-// new port, and explain answers.
+// client certificate, the usage-metrics component's port, identity and
+// certificate — starts with this kubesim once brought up to date: its pods
+// run, the webhook is registered at its new port, explain answers, and
+// kubectl top shows its pods.
 func TestClusterOfAnOlderFormatIsUpgradedAtStart(t *testing.T) {
 	e := newEnv(t)
 	e.createCluster("old", "--nodes", "1")
@@ -28,9 +32,9 @@ func TestClusterOfAnOlderFormatIsUpgradedAtStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	config = regexp.MustCompile(`(?m)^\s*(formatVersion|dpdbWebhook|schedulerExplain): \d+\n`).ReplaceAll(config, nil)
+	config = regexp.MustCompile(`(?m)^\s*(formatVersion|dpdbWebhook|schedulerExplain|usageMetrics): \d+\n`).ReplaceAll(config, nil)
 	writeFile(t, filepath.Join(dir, "cluster.yaml"), config)
-	for _, pattern := range []string{"etcd-ca.*", "dpdb-webhook.*", "scheduler-explain.*", "dpdb-controller.*", "apiserver-webhook-client.*"} {
+	for _, pattern := range []string{"etcd-ca.*", "dpdb-webhook.*", "scheduler-explain.*", "dpdb-controller.*", "apiserver-webhook-client.*", "usage-metrics*"} {
 		matches, _ := filepath.Glob(filepath.Join(dir, "pki", pattern))
 		for _, m := range matches {
 			if err := os.Remove(m); err != nil {
@@ -42,7 +46,8 @@ func TestClusterOfAnOlderFormatIsUpgradedAtStart(t *testing.T) {
 	e.must("start", "cluster", "--name", "old")
 	config, _ = os.ReadFile(filepath.Join(dir, "cluster.yaml"))
 	port := regexp.MustCompile(`(?m)^\s*dpdbWebhook: (\d+)$`).FindSubmatch(config)
-	if !regexp.MustCompile(`(?m)^\s*formatVersion: 2$`).Match(config) || port == nil {
+	if !regexp.MustCompile(`(?m)^\s*formatVersion: 3$`).Match(config) || port == nil ||
+		!regexp.MustCompile(`(?m)^\s*usageMetrics: \d+$`).Match(config) {
 		t.Fatalf("cluster.yaml after the start:\n%s", config)
 	}
 	client := e.client()
@@ -56,4 +61,11 @@ func TestClusterOfAnOlderFormatIsUpgradedAtStart(t *testing.T) {
 		t.Errorf("the dpdb webhook is registered at %s, not at the new port %s", url, port[1])
 	}
 	e.must("explain", "--name", "old", "pod", "after-upgrade")
+	eventually(t, 60*time.Second, "kubectl top to show the pod", func() error {
+		r := e.run("kubectl", "--name", "old", "top", "pod", "after-upgrade", "--no-headers")
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "after-upgrade ") {
+			return fmt.Errorf("%s", r)
+		}
+		return nil
+	})
 }

@@ -68,6 +68,14 @@ type Cluster struct {
 	// as a component of the cluster.
 	Descheduler Descheduler `json:"descheduler,omitempty"`
 
+	// Usage is the simulated resource usage of pods, served as
+	// metrics.k8s.io (kubectl top, the HorizontalPodAutoscaler).
+	Usage Usage `json:"usage,omitempty"`
+
+	// HorizontalPodAutoscaler tunes the controller-manager's HPA
+	// controller, so autoscaling can be watched in seconds.
+	HorizontalPodAutoscaler HorizontalPodAutoscaler `json:"horizontalPodAutoscaler,omitempty"`
+
 	// DisableKubeletSim leaves the built-in kubelet simulator out, for a
 	// control plane whose nodes are simulated from elsewhere.
 	DisableKubeletSim bool `json:"disableKubeletSim,omitempty"`
@@ -80,8 +88,9 @@ type Cluster struct {
 	// MemoryLimit is the memory budget of the control plane's processes
 	// together (default 1536Mi; "0" for none), shared out by weight: the API
 	// server 45 %, the controller-manager and the scheduler 15 % each, etcd
-	// and the kubelet simulator 10 % each, the dpdb controller and the
-	// descheduler 5 % each. Each process holds its Go memory to its share
+	// and the kubelet simulator 10 % each, the dpdb controller, the
+	// descheduler and the usage-metrics component 5 % each (shares of the
+	// weights of the components the cluster runs). Each process holds its Go memory to its share
 	// while its live data fits in half of it, and beyond that to twice its
 	// live data (at most 2Gi more than it), rather than failing or
 	// collecting without end: a soft limit, never an out-of-memory kill.
@@ -137,6 +146,29 @@ type NodeLifecycle struct {
 	// unreachable node before taint-based eviction: the tolerations the
 	// API server gives pods that set none (upstream: 300s). Whole seconds.
 	PodEvictionToleration *metav1.Duration `json:"podEvictionToleration,omitempty"`
+}
+
+// Usage configures the component that serves metrics.k8s.io from
+// ResourceUsages and ClusterResourceUsages (kwok.x-k8s.io).
+type Usage struct {
+	// Disabled leaves the component out: no metrics.k8s.io, kubectl top
+	// fails as without a metrics-server (the CRDs are installed all the
+	// same).
+	Disabled bool `json:"disabled,omitempty"`
+	// DefaultRequestPercent is what a container uses where no usage is
+	// declared for it, in percent of its requests (of its limits where it
+	// has none): default 50.
+	DefaultRequestPercent *int32 `json:"defaultRequestPercent,omitempty"`
+}
+
+// HorizontalPodAutoscaler holds the HPA controller's timing, upstream's
+// flags of the same names; unset: upstream's defaults.
+type HorizontalPodAutoscaler struct {
+	// SyncPeriod is how often each HPA is evaluated (upstream: 15s).
+	SyncPeriod *metav1.Duration `json:"syncPeriod,omitempty"`
+	// DownscaleStabilization is how long the controller looks back
+	// before it scales in (upstream: 5m).
+	DownscaleStabilization *metav1.Duration `json:"downscaleStabilization,omitempty"`
 }
 
 // Descheduler runs the descheduler every Interval with a policy file or
@@ -217,6 +249,8 @@ type Ports struct {
 	// SchedulerExplain serves the scheduler's records to `kubesim
 	// explain`.
 	SchedulerExplain int `json:"schedulerExplain,omitempty"`
+	// UsageMetrics serves metrics.k8s.io to the API server's aggregator.
+	UsageMetrics int `json:"usageMetrics,omitempty"`
 }
 
 // SetDefaults fills every unset option with kubesim's default.
@@ -249,6 +283,13 @@ func (c *Cluster) SetDefaults() {
 	if c.Descheduler.Enabled() {
 		setDuration(&c.Descheduler.Interval, time.Minute)
 	}
+	if c.Usage.DefaultRequestPercent == nil {
+		p := int32(50)
+		c.Usage.DefaultRequestPercent = &p
+	}
+	hpa := &c.HorizontalPodAutoscaler
+	setDuration(&hpa.SyncPeriod, 15*time.Second)
+	setDuration(&hpa.DownscaleStabilization, 5*time.Minute)
 }
 
 func setDuration(d **metav1.Duration, def time.Duration) {
@@ -333,6 +374,15 @@ func (c *Cluster) Validate() error {
 	}
 	if !slices.Contains(StageSets, c.Stages) {
 		return fmt.Errorf("stages: %q is not a stage set; use one of %s", c.Stages, strings.Join(StageSets, ", "))
+	}
+	if p := *c.Usage.DefaultRequestPercent; p < 0 {
+		return fmt.Errorf("usage.defaultRequestPercent: %d is negative; give a percentage of requests of 0 or more, such as 50", p)
+	}
+	if d := c.HorizontalPodAutoscaler.SyncPeriod.Duration; d <= 0 {
+		return fmt.Errorf("horizontalPodAutoscaler.syncPeriod (--horizontal-pod-autoscaler-sync-period): must be a positive duration such as 15s, got %s", d)
+	}
+	if d := c.HorizontalPodAutoscaler.DownscaleStabilization.Duration; d < 0 {
+		return fmt.Errorf("horizontalPodAutoscaler.downscaleStabilization (--horizontal-pod-autoscaler-downscale-stabilization): must be 0 or a positive duration such as 5m, got %s", d)
 	}
 	if ds := c.Descheduler; ds.Policy != "" && len(ds.Profiles) > 0 {
 		return errors.New("descheduler: set policy or profiles, not both")

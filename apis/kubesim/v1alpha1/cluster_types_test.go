@@ -36,6 +36,9 @@ func TestValidateNamesTheField(t *testing.T) {
 		{func(c *Cluster) { c.NodeLifecycle.NodeMonitorPeriod.Duration = 0 }, "nodeLifecycle.nodeMonitorPeriod"},
 		{func(c *Cluster) { c.NodeLifecycle.NodeMonitorGracePeriod.Duration = time.Second }, "nodeLifecycle.nodeMonitorGracePeriod"},
 		{func(c *Cluster) { m := resource.MustParse("-1Gi"); c.MemoryLimit = &m }, "memoryLimit: must be a size such as 2Gi"},
+		{func(c *Cluster) { *c.Usage.DefaultRequestPercent = -5 }, "usage.defaultRequestPercent: -5 is negative"},
+		{func(c *Cluster) { c.HorizontalPodAutoscaler.SyncPeriod.Duration = 0 }, "horizontalPodAutoscaler.syncPeriod (--horizontal-pod-autoscaler-sync-period): must be a positive duration"},
+		{func(c *Cluster) { c.HorizontalPodAutoscaler.DownscaleStabilization.Duration = -time.Second }, "horizontalPodAutoscaler.downscaleStabilization"},
 	} {
 		c := &Cluster{}
 		c.SetDefaults()

@@ -12,4 +12,6 @@ package v1alpha1
 // 3: Cluster.StageFiles.
 // 4: Cluster.From and FromContext (clones), and the same in a Scenario's clusters.
 // 5: NodeGroup.Devices (DRA devices published as ResourceSlices).
+//
+//	Cluster.Usage and HorizontalPodAutoscaler, and the same in a Scenario's clusters.
 const Revision = 5

@@ -62,6 +62,10 @@ type ScenarioCluster struct {
 	Scheduler     Scheduler           `json:"scheduler,omitempty"`
 	Descheduler   Descheduler         `json:"descheduler,omitempty"`
 	ExtraArgs     map[string][]string `json:"extraArgs,omitempty"`
+	// Usage and HorizontalPodAutoscaler: the simulated usage and the HPA
+	// controller's timing, as in a Cluster file.
+	Usage                   Usage                   `json:"usage,omitempty"`
+	HorizontalPodAutoscaler HorizontalPodAutoscaler `json:"horizontalPodAutoscaler,omitempty"`
 	// DisableDPDBController leaves the DistributedPodDisruptionBudget
 	// controller (on by default) out of the cluster.
 	DisableDPDBController bool `json:"disableDPDBController,omitempty"`

@@ -1,0 +1,82 @@
+package kwokcel
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	kwokv1alpha1 "github.com/kubesim/kubesim/apis/kwok/v1alpha1"
+)
+
+// fakeReader answers with a number that says what was asked.
+type fakeReader struct{ asked []string }
+
+func (f *fakeReader) Usage(kind, namespace, name, resource, container string, cumulative bool) (float64, error) {
+	f.asked = append(f.asked, fmt.Sprintf("%s %s/%s %s %q %v", kind, namespace, name, resource, container, cumulative))
+	return 42, nil
+}
+
+// Every expression of KWOK's own /metrics/resource Metric compiles in the
+// metric environment, and Usage and CumulativeUsage ask the reader about
+// the container, pod or node they are called on.
+func TestKWOKMetricsResourceExpressions(t *testing.T) {
+	data, err := os.ReadFile("../../test/e2e/testdata/kwok-v0.8.0/metrics/resource/metrics-resource.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m kwokv1alpha1.Metric
+	if err := yaml.UnmarshalStrict(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	r := &fakeReader{}
+	env, err := NewMetricEnv(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]any{
+		"pod":       map[string]any{"kind": "Pod", "metadata": map[string]any{"namespace": "ns", "name": "web", "creationTimestamp": "2026-01-01T00:00:00Z"}},
+		"node":      map[string]any{"kind": "Node", "metadata": map[string]any{"name": "node-0"}},
+		"container": map[string]any{"name": "app"},
+	}
+	for _, mc := range m.Spec.Metrics {
+		p, err := env.Compile(mc.Value)
+		if err != nil {
+			t.Errorf("%s: %v", mc.Name, err)
+			continue
+		}
+		if _, err := p.Number(vars); err != nil {
+			t.Errorf("%s: %v", mc.Name, err)
+		}
+	}
+	want := []string{
+		`Pod ns/web cpu "app" true`, `Pod ns/web memory "app" false`, `Pod ns/web cpu "" true`,
+		`Pod ns/web memory "" false`, `Node /node-0 cpu "" true`, `Node /node-0 memory "" false`,
+	}
+	if fmt.Sprint(r.asked) != fmt.Sprint(want) {
+		t.Errorf("asked\n%q\nwant\n%q", r.asked, want)
+	}
+	// Usage is no function of the usage environment.
+	usageEnv, err := NewUsageEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := usageEnv.Compile(`pod.Usage("cpu")`); err == nil {
+		t.Error("a usage expression that reads usage compiled")
+	}
+}
+
+func TestReads(t *testing.T) {
+	env, err := NewUsageEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := env.Compile(`node.metadata.name == "n" ? Quantity(pod.metadata.name) : 1.0`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Reads("node") || !p.Reads("pod") || p.Reads("container") || p.Reads("Quantity") {
+		t.Errorf("reads %v, want pod and node", p.vars)
+	}
+}

@@ -1,0 +1,107 @@
+package usage
+
+import (
+	"context"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/deploy"
+	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/component"
+	"github.com/kubesim/kubesim/internal/credentials"
+)
+
+// ComponentName is the process serving metrics.k8s.io in a kubesim cluster.
+const ComponentName = "usage-metrics"
+
+// The aggregated API's Service: the API server reaches the component by
+// it, and verifies its certificate by its name.
+const (
+	ServiceNamespace = "kube-system"
+	ServiceName      = "kubesim-usage-metrics"
+)
+
+var (
+	identity    = component.Identity{File: ComponentName, User: "kubesim:usage-metrics"}
+	servingCert = component.ServingCert{Name: ComponentName + "-serving", CommonName: "kubesim-usage-metrics",
+		DNSNames: []string{ServiceName + "." + ServiceNamespace + ".svc"}}
+)
+
+// Component is the usage-metrics server as a process of a kubesim cluster.
+// Its process starts beside the API server's, so it serves by its turn
+// (Ready: it listens); it registers metrics.k8s.io then, and the cluster
+// does not wait for its informers: create takes no longer for it.
+func Component() component.Component {
+	return component.Component{
+		Name:         ComponentName,
+		Main:         runComponent,
+		Args:         component.OwnArgs(componentOptions),
+		Enabled:      func(c *v1alpha1.Cluster) bool { return !c.Usage.Disabled },
+		StartAfter:   "etcd",
+		Prepare:      followPort,
+		Ready:        serving,
+		Setup:        register,
+		Ports:        func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.UsageMetrics} },
+		MemoryWeight: 5,
+		Identity:     &identity,
+		ServingCerts: []component.ServingCert{servingCert},
+		Grants:       []component.Grant{{Role: deploy.UsageMetricsClusterRole}},
+		CRDs:         deploy.UsageCRDs,
+	}
+}
+
+// Options is the component's command line.
+type Options struct {
+	Kubeconfig string
+	Port       int
+	CertFile   string
+	KeyFile    string
+	// ProxyCAFile and ProxyNames: who may call, the API server's
+	// aggregator (the CA and common names of its front-proxy certificate).
+	ProxyCAFile string
+	ProxyNames  []string
+	// DefaultRequestPercent: see v1alpha1.Usage.
+	DefaultRequestPercent int
+	// Window is the longest window a metric claims to be measured over.
+	Window time.Duration
+}
+
+// DefaultOptions are the component's defaults.
+func DefaultOptions() Options {
+	return Options{DefaultRequestPercent: 50, Window: 15 * time.Second}
+}
+
+// AddFlags declares the options' flags.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig of the cluster")
+	fs.IntVar(&o.Port, "port", o.Port, "loopback port to serve metrics.k8s.io on")
+	fs.StringVar(&o.CertFile, "tls-cert-file", o.CertFile, "serving certificate")
+	fs.StringVar(&o.KeyFile, "tls-private-key-file", o.KeyFile, "serving key")
+	fs.StringVar(&o.ProxyCAFile, "requestheader-client-ca-file", o.ProxyCAFile, "CA of the API server's front-proxy client certificate")
+	fs.StringSliceVar(&o.ProxyNames, "requestheader-allowed-names", o.ProxyNames, "common names of the API server's front-proxy client certificate")
+	fs.IntVar(&o.DefaultRequestPercent, "default-request-percent", o.DefaultRequestPercent, "usage of a container without declared usage, in percent of its requests")
+	fs.DurationVar(&o.Window, "window", o.Window, "longest window a metric claims")
+}
+
+func runComponent(args []string) int {
+	opts := DefaultOptions()
+	return component.RunOwn(ComponentName, &opts, args, func(ctx context.Context) error {
+		return Run(ctx, opts)
+	})
+}
+
+func componentOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *Options {
+	o := DefaultOptions()
+	o.Kubeconfig = d.ComponentKubeconfig(identity.File)
+	o.Port = c.Status.Ports.UsageMetrics
+	o.CertFile = credentials.Path(d, servingCert.Name+".crt")
+	o.KeyFile = credentials.Path(d, servingCert.Name+".key")
+	o.ProxyCAFile = credentials.CAFile(d)
+	o.ProxyNames = []string{credentials.APIServerWebhookClientUser}
+	if p := c.Usage.DefaultRequestPercent; p != nil {
+		o.DefaultRequestPercent = int(*p)
+	}
+	return &o
+}

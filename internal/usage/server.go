@@ -1,0 +1,182 @@
+package usage
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
+	"k8s.io/apiserver/pkg/authentication/request/headerrequest"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/apiserver/pkg/util/compatibility"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	metricsapi "sigs.k8s.io/metrics-server/pkg/api"
+	generatedopenapi "sigs.k8s.io/metrics-server/pkg/api/generated/openapi"
+
+	kwokv1alpha1 "github.com/kubesim/kubesim/apis/kwok/v1alpha1"
+	"github.com/kubesim/kubesim/internal/credentials"
+)
+
+// Run serves metrics.k8s.io until ctx ends.
+func Run(ctx context.Context, opts Options) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	model, err := NewModel(float64(opts.DefaultRequestPercent) / 100)
+	if err != nil {
+		return err
+	}
+
+	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithTransform(trim))
+	pods := factory.Core().V1().Pods()
+	nodes := factory.Core().V1().Nodes()
+	if err := pods.Informer().AddIndexers(cache.Indexers{nodeNameIndex: indexByNodeName}); err != nil {
+		return err
+	}
+	reporter := newReporter(ctx, kube, dyn)
+	src := &source{
+		model:  model,
+		pods:   pods.Lister(),
+		nodes:  nodes.Lister(),
+		byNode: pods.Informer().GetIndexer(),
+		window: opts.Window,
+		now:    time.Now,
+		failed: reporter.evalFailed,
+	}
+
+	server, err := newServer(opts)
+	if err != nil {
+		return err
+	}
+	if err := metricsapi.Install(src, runningPods{pods.Lister()}, nodes.Lister(), server, nil); err != nil {
+		return err
+	}
+	// The process starts with the API server's, to be serving by its
+	// turn; it lists once the API server answers and its grants exist.
+	go func() {
+		if !waitForAPI(ctx, kube, dyn) {
+			return
+		}
+		if err := watchUsages(ctx, dyn, model, reporter); err != nil {
+			klog.Errorf("watching usage: %v", err)
+		}
+		factory.Start(ctx.Done())
+		for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				klog.Errorf("%v informer did not sync", typ)
+			}
+		}
+		klog.Info("pods and nodes synced")
+	}()
+	return server.PrepareRun().RunWithContext(ctx)
+}
+
+// waitForAPI waits until the component may list pods and the usage
+// objects (bootstrap has granted it and installed their CRDs), or ctx
+// ends: informers that fail before wait a backoff.
+func waitForAPI(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface) bool {
+	for {
+		_, err := kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{Limit: 1})
+		for _, gvr := range []schema.GroupVersionResource{kwokv1alpha1.ResourceUsagesResource, kwokv1alpha1.ClusterResourceUsagesResource} {
+			if err == nil {
+				_, err = dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+			}
+		}
+		if err == nil {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// trim drops what no usage reads and the informer would hold for every
+// pod and node.
+func trim(obj any) (any, error) {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		o.ManagedFields = nil
+	case *corev1.Node:
+		o.ManagedFields = nil
+		o.Status.Images = nil
+	}
+	return obj, nil
+}
+
+// newServer is a generic API server on loopback, with the cluster CA's
+// certificate, that takes only the API server's aggregator as caller: a
+// client certificate of the front proxy's name, asserting the user in
+// request headers. The API server has authorized that user already (it
+// authorizes a request before it proxies it), so every such request is
+// allowed; any other caller is unauthenticated, and refused.
+func newServer(opts Options) (*genericapiserver.GenericAPIServer, error) {
+	config := genericapiserver.NewConfig(metricsapi.Codecs)
+	serving := genericoptions.NewSecureServingOptions()
+	serving.BindAddress = net.ParseIP(credentials.Loopback)
+	serving.BindPort = opts.Port
+	serving.ServerCert.CertKey = genericoptions.CertKey{CertFile: opts.CertFile, KeyFile: opts.KeyFile}
+	if err := serving.WithLoopback().ApplyTo(&config.SecureServing, &config.LoopbackClientConfig); err != nil {
+		return nil, fmt.Errorf("serving on port %d: %w", opts.Port, err)
+	}
+	caPEM, err := os.ReadFile(opts.ProxyCAFile)
+	if err != nil {
+		return nil, err
+	}
+	ca, err := dynamiccertificates.NewStaticCAContent("front-proxy-ca", caPEM)
+	if err != nil {
+		return nil, err
+	}
+	config.SecureServing.ClientCA = ca
+	authn, _, err := authenticatorfactory.DelegatingAuthenticatorConfig{
+		RequestHeaderConfig: &authenticatorfactory.RequestHeaderConfig{
+			CAContentProvider:   ca,
+			AllowedClientNames:  headerrequest.StaticStringSlice(opts.ProxyNames),
+			UsernameHeaders:     headerrequest.StaticStringSlice{"X-Remote-User"},
+			UIDHeaders:          headerrequest.StaticStringSlice{},
+			GroupHeaders:        headerrequest.StaticStringSlice{"X-Remote-Group"},
+			ExtraHeaderPrefixes: headerrequest.StaticStringSlice{"X-Remote-Extra-"},
+		},
+	}.New()
+	if err != nil {
+		return nil, err
+	}
+	config.Authentication.Authenticator = authn
+	config.Authorization.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
+	config.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
+	config.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, openapinamer.NewDefinitionNamer(metricsapi.Scheme))
+	config.OpenAPIConfig.Info.Title = "kubesim usage-metrics"
+	config.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, openapinamer.NewDefinitionNamer(metricsapi.Scheme))
+	config.OpenAPIV3Config.Info.Title = "kubesim usage-metrics"
+	config.EnableMetrics = false
+	config.EnableProfiling = false
+	config.EnableIndex = false
+	return config.Complete(nil).New(ComponentName, genericapiserver.NewEmptyDelegate())
+}
