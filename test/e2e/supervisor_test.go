@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubesim/kubesim/internal/membudget"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -171,14 +172,26 @@ extraArgs:
 	if log := e.must("logs", "--name", "fromfile", "supervisor").stdout; !strings.Contains(log, "--concurrent-gc-syncs=7") {
 		t.Errorf("the supervisor's log does not show the controller-manager's command line:\n%s", log)
 	}
-	// The API server holds its Go memory to its 45 % of memoryLimit while
-	// its live heap is well below that, as a fresh cluster's is.
+	// The API server holds its Go memory to its share of memoryLimit (45
+	// parts of the weights of the components the cluster runs) while its
+	// live heap is well below that, as a fresh cluster's is.
+	api := e.componentPID("fromfile", "kube-apiserver")
+	environ, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", api))
+	var share int64
+	for _, kv := range strings.Split(string(environ), "\x00") {
+		if v, ok := strings.CutPrefix(kv, membudget.EnvVar+"="); ok {
+			share, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	if percent := share * 100 / (1 << 30); percent < 40 || percent > 45 {
+		t.Errorf("the API server's memory share is %d bytes, %d %% of memoryLimit 1Gi; want 45 parts of ~100-110", share, percent)
+	}
 	metrics, err := e.client().CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf("go_gc_gomemlimit_bytes %g\n", float64((1<<30)/100*45)); !strings.Contains(string(metrics), want) {
-		t.Errorf("the API server's metrics lack %q (45 %% of memoryLimit 1Gi)", strings.TrimSpace(want))
+	if want := fmt.Sprintf("go_gc_gomemlimit_bytes %g\n", float64(share)); !strings.Contains(string(metrics), want) {
+		t.Errorf("the API server's metrics lack %q (its share of memoryLimit 1Gi)", strings.TrimSpace(want))
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "audited"}, Data: map[string]string{"secret-ish": "value-in-body"}}
 	if _, err := e.client().CoreV1().ConfigMaps("default").Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
