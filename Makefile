@@ -34,6 +34,18 @@ GOMOD        := -modfile=$(MODFILE)
 # patches', run with ours.
 PATCHED_PKGS := $(sort $(foreach p,$(PATCHES),$(shell sed -n '/\/testdata\//d; s|^+++ b/\(.*\)\.go$$|$(patsubst patches/%/,%,$(dir $(p)))/\1|p' $(p) | sed 's|/[^/]*$$||')))
 
+# kubesim's Go: this toolchain with the scaled clock of patches/go (the
+# runtime files its .diff changes, as a build overlay: patches/go/README.md),
+# so that `create cluster --time-scale N` runs every component on one clock.
+# At scale 1 the clock costs one compare. overlay.sh refuses a toolchain the
+# diff was not written for. Every build, vet and test below uses it: one
+# build cache, not two.
+GO_VERSION    := $(shell go env GOVERSION)
+CLOCK_PATCHES := $(sort $(wildcard patches/go/$(GO_VERSION)/*.diff))
+GOCLOCK       := $(CURDIR)/build/goclock
+GO            := $(GOCLOCK)/go
+LDFLAGS       += -X github.com/kubesim/kubesim/internal/version.Clock=$(subst $(space),$(comma),$(patsubst patches/%,%,$(CLOCK_PATCHES)))
+
 CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
 
 .PHONY: build install cluster test lint unit e2e kubesimtest bench clean generate prod-small
@@ -45,15 +57,15 @@ CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
 NESTED      := apis pkg/kubesimtest examples/controller-test
 UNIT_NESTED := apis
 NESTED_TEST = @for m in $(NESTED); do echo "go test ($$m)"; \
-	KUBESIM_BINARY=$(BIN) go -C $$m test -count=1 -timeout 20m ./... || exit 1; done
+	KUBESIM_BINARY=$(BIN) $(GO) -C $$m test -count=1 -timeout 20m ./... || exit 1; done
 
 ## build: bin/kubesim
-build: $(MODFILE)
-	go build $(GOMOD) -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubesim
+build: $(MODFILE) $(GO)
+	$(GO) build $(GOMOD) -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubesim
 
 ## install: kubesim into $(go env GOPATH)/bin
-install: $(MODFILE)
-	go install $(GOMOD) -ldflags "$(LDFLAGS)" ./cmd/kubesim
+install: $(MODFILE) $(GO)
+	$(GO) install $(GOMOD) -ldflags "$(LDFLAGS)" ./cmd/kubesim
 
 # Every directory under patches/ is a prerequisite too: removing or renaming
 # a patch changes one. The module cache's files are read-only, and so is a
@@ -71,6 +83,9 @@ $(MODFILE): go.mod go.sum Makefile $(shell find patches -type d) $(PATCHES)
 	done
 	mv $@.tmp $@
 
+$(GO): patches/go/overlay.sh $(CLOCK_PATCHES)
+	patches/go/overlay.sh $(GOCLOCK) >/dev/null
+
 ## cluster: build, then create the cluster "kubesim" and make it kubectl's context
 cluster: build
 	$(BIN) create cluster
@@ -78,20 +93,20 @@ cluster: build
 ## test: lint, unit tests, and end-to-end tests against real control planes
 ## (test/e2e is behind the build tag e2e: plain `go test ./...` is the unit suite)
 test: build lint
-	KUBESIM_BINARY=$(BIN) go test $(GOMOD) -tags e2e -count=1 -timeout 40m ./... $(PATCHED_PKGS)
+	KUBESIM_BINARY=$(BIN) $(GO) test $(GOMOD) -tags e2e -count=1 -timeout 40m ./... $(PATCHED_PKGS)
 	$(NESTED_TEST)
 
-lint: $(MODFILE)
+lint: $(MODFILE) $(GO)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	go vet $(GOMOD) -tags e2e ./... $(PATCHED_PKGS)
-	@for m in $(NESTED); do echo "go vet ($$m)"; go -C $$m vet ./... || exit 1; done
+	$(GO) vet $(GOMOD) -tags e2e ./... $(PATCHED_PKGS)
+	@for m in $(NESTED); do echo "go vet ($$m)"; $(GO) -C $$m vet ./... || exit 1; done
 
-unit: $(MODFILE)
-	go test $(GOMOD) -count=1 ./... $(PATCHED_PKGS)
-	@for m in $(UNIT_NESTED); do echo "go test ($$m)"; go -C $$m test -count=1 ./... || exit 1; done
+unit: $(MODFILE) $(GO)
+	$(GO) test $(GOMOD) -count=1 ./... $(PATCHED_PKGS)
+	@for m in $(UNIT_NESTED); do echo "go test ($$m)"; $(GO) -C $$m test -count=1 ./... || exit 1; done
 
 e2e: build
-	KUBESIM_BINARY=$(BIN) go test $(GOMOD) -tags e2e -count=1 -timeout 40m -v ./test/e2e/
+	KUBESIM_BINARY=$(BIN) $(GO) test $(GOMOD) -tags e2e -count=1 -timeout 40m -v ./test/e2e/
 
 ## kubesimtest: the tests of the nested modules (apis, pkg/kubesimtest and
 ## the examples that use it)

@@ -52,6 +52,7 @@ type createClusterFlags struct {
 	hpaSyncPeriod             time.Duration
 	hpaDownscaleStabilization time.Duration
 	percentageOfNodes         int32
+	timeScale                 int32
 	memoryLimit               string
 	nodeFlags                 nodeFlags
 	wait                      time.Duration
@@ -116,6 +117,7 @@ func newCreateClusterCommand() *cobra.Command {
 	fl.BoolVar(&f.disableUsageMetrics, "disable-usage-metrics", false, "serve no metrics.k8s.io from declared usage (kubectl top and CPU/memory HPAs then have no metrics)")
 	fl.DurationVar(&f.hpaSyncPeriod, "horizontal-pod-autoscaler-sync-period", 0, "how often the HPA controller evaluates each HPA (default 15s)")
 	fl.DurationVar(&f.hpaDownscaleStabilization, "horizontal-pod-autoscaler-downscale-stabilization", 0, "how far back the HPA controller looks before it scales in (default 5m)")
+	fl.Int32Var(&f.timeScale, "time-scale", 0, "seconds of cluster time per real second: every component runs on one clock this much faster than real time, upstream's timings unchanged (default 1)")
 	fl.DurationVar(&f.wait, "wait", defaultWait, "how long to wait for the cluster (and its nodes) to be ready")
 	fl.BoolVar(&f.retain, "retain", false, "keep a cluster that failed to start, for its logs")
 	fl.StringVar(&f.from, "from", "", "make the cluster a clone of this snapshot file (kubesim snapshot export)")
@@ -174,6 +176,9 @@ func (f *createClusterFlags) clusterConfig(cmd *cobra.Command) (*v1alpha1.Cluste
 	}
 	if changed("descheduling-interval") {
 		c.Descheduler.Interval = &metav1.Duration{Duration: f.deschedulingInterval}
+	}
+	if changed("time-scale") {
+		c.TimeScale = f.timeScale
 	}
 	if changed("stages") {
 		c.Stages = f.stages

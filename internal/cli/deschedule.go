@@ -23,6 +23,7 @@ type deschedulerFlags struct {
 
 func newDeschedulerCommand() *cobra.Command {
 	f := &deschedulerFlags{}
+	f.onClusterClock = true // PodLifeTime and the like read pods' ages
 	cmd := &cobra.Command{
 		Use:   "deschedule (--profile NAME... | --policy FILE)",
 		Short: "Run one descheduling cycle (sigs.k8s.io/descheduler) and print each eviction",

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/kubesim/kubesim/internal/clusterclock"
+
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -43,6 +45,13 @@ func newKubectlCommand() *cobra.Command {
 					fmt.Fprintln(cmd.ErrOrStderr(), target)
 				}
 				return err
+			}
+			// On the cluster's clock, so that ages and timeouts are in
+			// its time.
+			if clock, err := p.Clock(target.Name); err == nil {
+				if err := clusterclock.Reexec(clock); err != nil {
+					return err
+				}
 			}
 			streams := genericiooptions.IOStreams{In: cmd.InOrStdin(), Out: cmd.OutOrStdout(), ErrOut: cmd.ErrOrStderr()}
 			runKubectl(streams, kubeconfig, args)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/kubesim/kubesim/internal/clusterclock"
+
 	"github.com/spf13/cobra"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
@@ -109,6 +111,10 @@ func unknownCommand(cmd *cobra.Command, typed string) error {
 type clusterFlags struct {
 	name       string
 	kubeconfig string
+	// onClusterClock: the command reasons about the cluster's time (pod
+	// ages, a descheduler's PodLifeTime), so it runs on the cluster's
+	// clock, re-executed onto it when the cluster's is scaled.
+	onClusterClock bool
 }
 
 // add adds --name and --kubeconfig: the file whose current context says
@@ -137,6 +143,13 @@ func (f *clusterFlags) run(do func(cmd *cobra.Command, p *cluster.Provider, args
 			return err
 		}
 		f.name = target.Name
+		if _, testing := cmd.Context().Value(targetOnly{}).(*cluster.Target); f.onClusterClock && !testing {
+			if clock, err := p.Clock(target.Name); err == nil {
+				if err := clusterclock.Reexec(clock); err != nil {
+					return err
+				}
+			}
+		}
 		if !cmd.Flags().Changed("name") { // else the user said which
 			fmt.Fprintln(cmd.ErrOrStderr(), target)
 		}

@@ -19,8 +19,8 @@ func newVersionCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			info := kubesimversion.Get()
 			return out.print(cmd.OutOrStdout(), info, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "kubesim %s (Kubernetes %s, API revision %d)\n%s\n",
-					info.Kubesim, info.Kubernetes, info.APIRevision, kubesimversion.PatchesLine())
+				_, err := fmt.Fprintf(w, "kubesim %s (Kubernetes %s, API revision %d)\n%s\n%s\n",
+					info.Kubesim, info.Kubernetes, info.APIRevision, kubesimversion.PatchesLine(), kubesimversion.ClockLine())
 				return err
 			})
 		},

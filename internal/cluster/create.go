@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kubesim/kubesim/internal/clusterclock"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-base/version"
 
@@ -125,7 +127,9 @@ func (p *Provider) create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 		}
 	}
 	p.logf(" ✓ Certificates, keys and kubeconfigs written to %s", d.Path)
-	if err := supervisor.Launch(ctx, p.Home, d, opts.Wait); err != nil {
+	// The wait is for real work: on a scaled clock (kubesim run's) it is
+	// that much longer.
+	if err := supervisor.Launch(ctx, p.Home, d, clusterclock.Stretch(opts.Wait)); err != nil {
 		if !opts.Retain {
 			err = fmt.Errorf("%w (run again with --retain to keep the cluster and its logs)", err)
 		}
@@ -159,6 +163,11 @@ func resolveStatus(c *v1alpha1.Cluster) (*v1alpha1.ClusterStatus, error) {
 		AuditPolicy:       controlplane.DefaultAuditPolicy,
 		FormatVersion:     controlplane.FormatVersion,
 	}
+	clock, err := clusterclock.New(c.TimeScale)
+	if err != nil {
+		return nil, err
+	}
+	s.Clock = clock
 	if c.AuditPolicy != "" {
 		policy, err := readAuditPolicy(c.AuditPolicy)
 		if err != nil {

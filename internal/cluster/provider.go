@@ -101,6 +101,19 @@ type Info struct {
 	Cause     string    `json:"cause,omitempty"`
 	APIServer string    `json:"apiServer"`
 	Created   time.Time `json:"created"`
+	// TimeScale is how fast the cluster's clock runs (1: real time), and
+	// Time its time now.
+	TimeScale int32     `json:"timeScale"`
+	Time      time.Time `json:"time"`
+}
+
+// Clock is the cluster's scaled clock, nil for real time.
+func (p *Provider) Clock(name string) (*v1alpha1.Clock, error) {
+	_, c, err := p.open(name)
+	if err != nil {
+		return nil, err
+	}
+	return c.Status.Clock, nil
 }
 
 // List describes every cluster.
@@ -121,6 +134,11 @@ func (p *Provider) List() ([]Info, error) {
 			Status:    StatusStopped,
 			APIServer: credentials.APIServerURL(c),
 			Created:   c.Status.CreatedAt.Time,
+			TimeScale: 1,
+			Time:      time.Now(),
+		}
+		if clock := c.Status.Clock; clock != nil {
+			info.TimeScale, info.Time = clock.Scale, clock.Now(time.Now())
 		}
 		if info.Running {
 			info.Status, info.Cause = runningStatus(d)

@@ -6,6 +6,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/kubesim/kubesim/internal/clusterclock"
+
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -66,9 +68,11 @@ func waitForHealthz(ctx context.Context, kubeconfig string) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, cancel := context.WithTimeout(ctx, healthzWait)
+	// A wait for the API server's work: as long in real time on a scaled
+	// clock.
+	ctx, cancel := context.WithTimeout(ctx, clusterclock.Stretch(healthzWait))
 	defer cancel()
-	_ = wait.PollUntilContextCancel(ctx, grantPoll, true, func(ctx context.Context) (bool, error) {
+	_ = wait.PollUntilContextCancel(ctx, clusterclock.Stretch(grantPoll), true, func(ctx context.Context) (bool, error) {
 		status := 0
 		client.Discovery().RESTClient().Get().AbsPath("/healthz").Do(ctx).StatusCode(&status)
 		return status == http.StatusOK, nil

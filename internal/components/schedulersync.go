@@ -5,6 +5,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/kubesim/kubesim/internal/clusterclock"
+
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -30,10 +32,11 @@ func waitForGrants(ctx context.Context, client kubernetes.Interface) error {
 		{Verb: "list", Resource: "pods"},
 		{Verb: "list", Group: "storage.k8s.io", Resource: "storageclasses"},
 	}
-	return wait.PollUntilContextCancel(ctx, grantPoll, true, func(ctx context.Context) (bool, error) {
+	// Waits for real work: as long in real time on a scaled clock.
+	return wait.PollUntilContextCancel(ctx, clusterclock.Stretch(grantPoll), true, func(ctx context.Context) (bool, error) {
 		for _, attrs := range checks {
 			review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attrs}}
-			ctx, cancel := context.WithTimeout(ctx, time.Second)
+			ctx, cancel := context.WithTimeout(ctx, clusterclock.Stretch(time.Second))
 			got, err := client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
 			cancel()
 			if err != nil || !got.Status.Allowed {

@@ -63,6 +63,12 @@ func componentOptions(d clusterdir.Dir, c *kubesimv1alpha1.Cluster) *Options {
 	o.ManageAllNodes = true
 	o.Holder = "kubesim-" + c.Name
 	o.LeaseDuration, o.LeaseRenewInterval = grace, grace/2
+	// On a scaled clock the point is upstream's timings: renew as a
+	// kubelet does (10s of upstream's 50s grace period), so a dead node
+	// is found 40-50s after its last renewal, not 25-50s.
+	if c.TimeScale > 1 {
+		o.LeaseRenewInterval = grace / 5
+	}
 	o.NodeIPRange = c.Networking.NodeSubnet
 	o.StageSet = c.Stages
 	// The egress proxy refuses this port: simulated kubelets serve nothing.

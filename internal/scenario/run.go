@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubesim/kubesim/internal/clusterclock"
+
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/cluster"
 	"github.com/kubesim/kubesim/internal/scenario/report"
@@ -66,6 +68,15 @@ func Run(ctx context.Context, files []string, o Options) ([]*result.Scenario, er
 		if !used[k] {
 			return nil, fmt.Errorf("--set %s: no scenario has a parameter %s (declare it under parameters:)", k, k)
 		}
+	}
+	// A scaled scenario runs in a process on its clusters' clock: this
+	// one, started again (nothing was made yet).
+	clock, err := runClock(loaded, o.Provider)
+	if err != nil {
+		return nil, err
+	}
+	if err := clusterclock.Reexec(clock); err != nil {
+		return nil, err
 	}
 	if !o.Keep {
 		// Fresh clusters' contexts go to a kubeconfig of the run's own, so

@@ -59,7 +59,7 @@ func validate(s *v1alpha1.Scenario, root *yaml.Node) error {
 
 func validateCluster(c *v1alpha1.ScenarioCluster) error {
 	if c.Existing != "" {
-		if len(c.NodeGroups) > 0 || c.Stages != "" || c.DisableDPDBController {
+		if len(c.NodeGroups) > 0 || c.Stages != "" || c.DisableDPDBController || c.TimeScale != 0 {
 			return fmt.Errorf("existing: a cluster used as it is takes no nodeGroups or options")
 		}
 		return v1alpha1.ValidateName(c.Existing)
@@ -102,6 +102,7 @@ func ClusterConfig(c *v1alpha1.ScenarioCluster, name string) *v1alpha1.Cluster {
 
 		HorizontalPodAutoscaler: *c.HorizontalPodAutoscaler.DeepCopy(),
 		DisableDPDBController:   c.DisableDPDBController,
+		TimeScale:               c.TimeScale,
 	}
 }
 

@@ -3,6 +3,8 @@ package supervisor
 import (
 	"strconv"
 
+	"github.com/kubesim/kubesim/internal/clusterclock"
+
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/component"
 	"github.com/kubesim/kubesim/internal/membudget"
@@ -30,7 +32,8 @@ func memoryShare(comp component.Component, all []component.Component, c *v1alpha
 }
 
 // componentEnv is a component's environment: kubesim's own (processEnv),
-// its GOGC, and its memory share.
+// its GOGC, its memory share, and the cluster's clock (the supervisor
+// itself keeps real time: its waits are for real work).
 func componentEnv(comp component.Component, all []component.Component, c *v1alpha1.Cluster) []string {
 	gogc := gcPercent
 	if comp.GCPercent != "" {
@@ -39,6 +42,9 @@ func componentEnv(comp component.Component, all []component.Component, c *v1alph
 	env := processEnv(gogc)
 	if share := memoryShare(comp, all, c); share > 0 {
 		env = append(env, membudget.EnvVar+"="+strconv.FormatInt(share, 10))
+	}
+	if c.Status != nil {
+		env = append(env, clusterclock.Env(c.Status.Clock)...)
 	}
 	return env
 }

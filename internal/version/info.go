@@ -18,6 +18,9 @@ type Info struct {
 	// Patches are the patches the build applied (MODULE/FILE), none for a
 	// build without make.
 	Patches []string `json:"patches"`
+	// Clock is the Go runtime patch of the scaled clock (--time-scale),
+	// empty for a build without it.
+	Clock string `json:"clock,omitempty"`
 }
 
 // Get describes this binary.
@@ -26,5 +29,5 @@ func Get() Info {
 	if Patches != "" {
 		patches = strings.Split(Patches, ",")
 	}
-	return Info{Kubesim: Version, Kubernetes: version.Get().GitVersion, APIRevision: v1alpha1.Revision, Patches: patches}
+	return Info{Kubesim: Version, Kubernetes: version.Get().GitVersion, APIRevision: v1alpha1.Revision, Patches: patches, Clock: Clock}
 }

@@ -51,6 +51,7 @@ func writeConfig(dir, name string, s *settings) (string, error) {
 		}
 	}
 	c.Usage.Disabled = s.noUsage
+	c.TimeScale = s.timeScale
 	if h := s.hpa; h != nil {
 		c.HorizontalPodAutoscaler = v1alpha1.HorizontalPodAutoscaler{
 			SyncPeriod:             duration(h.syncPeriod),

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 )
 
 // An Option shapes the cluster Start makes. A bad option fails Start with
@@ -20,6 +22,7 @@ type settings struct {
 	noDPDB    bool
 	noUsage   bool
 	hpa       *hpaTiming
+	timeScale int32
 	extraArgs map[string][]string
 }
 
@@ -113,6 +116,22 @@ func HorizontalPodAutoscaler(syncPeriod, downscaleStabilization time.Duration) O
 			return fmt.Errorf("kubesimtest.HorizontalPodAutoscaler(%s, %s): want a positive sync period and a stabilization of 0 or more, such as (2*time.Second, 10*time.Second)", syncPeriod, downscaleStabilization)
 		}
 		s.hpa = &hpaTiming{syncPeriod, downscaleStabilization}
+		return nil
+	}
+}
+
+// TimeScale runs the cluster's clock n times faster than real time: every
+// component lives on that one clock, so upstream's own timings (a 300s
+// eviction, a 5m HPA stabilization) pass n times sooner, unchanged. The
+// test itself stays on real time: a wait of d in cluster time is d/n of
+// the test's. Needs a kubesim built with make (the scaled clock of
+// patches/go).
+func TimeScale(n int) Option {
+	return func(s *settings) error {
+		if n < 1 || n > v1alpha1.MaxTimeScale {
+			return fmt.Errorf("kubesimtest.TimeScale(%d): want a whole number from 1 (real time) to %d", n, v1alpha1.MaxTimeScale)
+		}
+		s.timeScale = int32(n)
 		return nil
 	}
 }

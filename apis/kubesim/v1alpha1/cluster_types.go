@@ -96,6 +96,14 @@ type Cluster struct {
 	// collecting without end: a soft limit, never an out-of-memory kill.
 	MemoryLimit *resource.Quantity `json:"memoryLimit,omitempty"`
 
+	// TimeScale is how many seconds of cluster time pass per real second,
+	// a whole number from 1 (real time, the default) to MaxTimeScale: every
+	// component runs on the one scaled clock, so upstream's own timings (a
+	// 300 s eviction, a 5 min HPA stabilization) pass N times faster,
+	// unchanged. Set when the cluster is made; the clock keeps running,
+	// scaled, while it is stopped.
+	TimeScale int32 `json:"timeScale,omitempty"`
+
 	// ExtraArgs are upstream flags added to an upstream component's command
 	// line, by component (kube-apiserver, kube-controller-manager,
 	// kube-scheduler): ["--feature-gates=SomeGate=true", "--v=4"]. A flag
@@ -237,7 +245,29 @@ type ClusterStatus struct {
 	// ports, policies) it was made or last started with; start brings an
 	// older one up to date. 0: made before kubesim kept it.
 	FormatVersion int `json:"formatVersion,omitempty"`
+	// Clock is the cluster's scaled clock, chosen when it was made; nil:
+	// real time.
+	Clock *Clock `json:"clock,omitempty"`
 }
+
+// Clock is a scaled clock: cluster time = Epoch + (real time - Anchor) x
+// Scale, all in Unix nanoseconds, as every process of the cluster reads it
+// (patches/go: KUBESIM_TIME_SCALE, _EPOCH and _ANCHOR).
+type Clock struct {
+	Scale  int32 `json:"scale"`
+	Epoch  int64 `json:"epochUnixNano"`
+	Anchor int64 `json:"anchorUnixNano"`
+}
+
+// Now is the cluster's time when the real time is real.
+func (c Clock) Now(real time.Time) time.Time {
+	return time.Unix(0, c.Epoch+(real.UnixNano()-c.Anchor)*int64(c.Scale))
+}
+
+// MaxTimeScale bounds TimeScale: past it a second of cluster time is
+// under a millisecond of real time, which epoll's millisecond timeouts
+// and the control plane's own work cannot keep.
+const MaxTimeScale = 1000
 
 // Ports are the loopback ports the cluster's components listen on.
 type Ports struct {
@@ -317,6 +347,9 @@ func (c *Cluster) Validate() error {
 	}
 	if p := c.Scheduler.ExplainPods; p != nil && *p < 0 {
 		return fmt.Errorf("scheduler.explainPods: must be 0 (record nothing) or more, got %d", *p)
+	}
+	if c.TimeScale < 0 || c.TimeScale > MaxTimeScale {
+		return fmt.Errorf("timeScale (--time-scale): must be a whole number from 1 (real time) to %d, got %d", MaxTimeScale, c.TimeScale)
 	}
 	if m := c.MemoryLimit; m != nil && m.Sign() < 0 {
 		return fmt.Errorf("memoryLimit: must be a size such as 2Gi, or 0 for no limit, got %s", m)

@@ -14,4 +14,6 @@ package v1alpha1
 // 5: NodeGroup.Devices (DRA devices published as ResourceSlices).
 //
 //	Cluster.Usage and HorizontalPodAutoscaler, and the same in a Scenario's clusters.
-const Revision = 5
+//
+// 6: Cluster.TimeScale (a scaled clock), and the same in a Scenario's clusters.
+const Revision = 6

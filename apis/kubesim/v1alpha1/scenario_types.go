@@ -69,6 +69,10 @@ type ScenarioCluster struct {
 	// DisableDPDBController leaves the DistributedPodDisruptionBudget
 	// controller (on by default) out of the cluster.
 	DisableDPDBController bool `json:"disableDPDBController,omitempty"`
+	// TimeScale runs the cluster's clock this many times faster than real
+	// time, as in a Cluster file; the run's own waits, sleeps and timeouts
+	// are then on the same clock. A scenario's clusters share one scale.
+	TimeScale int32 `json:"timeScale,omitempty"`
 }
 
 // Step is one thing to do: exactly one of its actions (Apply to Federate)
