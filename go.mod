@@ -41,6 +41,7 @@ require (
 	k8s.io/kubernetes v1.36.3
 	k8s.io/metrics v0.36.3
 	k8s.io/utils v0.0.0-20260507154919-ff6756f316d2
+	sigs.k8s.io/custom-metrics-apiserver v1.36.0
 	sigs.k8s.io/descheduler v0.36.0
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730
 	sigs.k8s.io/metrics-server v0.9.0

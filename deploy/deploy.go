@@ -64,9 +64,10 @@ var Stages embed.FS
 var SnapshotReaderClusterRole []byte
 
 // UsageCRDs are the CustomResourceDefinitions of kwok.x-k8s.io
-// ResourceUsages, ClusterResourceUsages and Metrics, generated from
-// apis/kwok/v1alpha1 by `make generate`.
-var UsageCRDs = [][]byte{resourceUsageCRD, clusterResourceUsageCRD, metricCRD}
+// ResourceUsages, ClusterResourceUsages and Metrics, and of kubesim.io
+// CustomMetrics and ExternalMetrics, generated from apis/kwok/v1alpha1 and
+// apis/kubesim/v1alpha1 by `make generate`.
+var UsageCRDs = [][]byte{resourceUsageCRD, clusterResourceUsageCRD, metricCRD, customMetricCRD, externalMetricCRD}
 
 var (
 	//go:embed crds/kwok.x-k8s.io_resourceusages.yaml
@@ -75,6 +76,10 @@ var (
 	clusterResourceUsageCRD []byte
 	//go:embed crds/kwok.x-k8s.io_metrics.yaml
 	metricCRD []byte
+	//go:embed crds/kubesim.io_custommetrics.yaml
+	customMetricCRD []byte
+	//go:embed crds/kubesim.io_externalmetrics.yaml
+	externalMetricCRD []byte
 )
 
 // UsageMetricsClusterRole is what kubesim's usage-metrics component needs.

@@ -246,7 +246,7 @@ func (s *Subject) eval(v value, container *corev1.Container) (float64, error) {
 		return 0, err
 	}
 	if f < 0 {
-		return 0, fmt.Errorf("the expression returned %v, a negative usage", f)
+		return 0, fmt.Errorf("the expression returned %v, a negative value", f)
 	}
 	return f, nil
 }

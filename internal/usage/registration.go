@@ -24,6 +24,17 @@ import (
 // server's aggregator.
 const APIServiceName = "v1beta1.metrics.k8s.io"
 
+// apiServices are the group versions the component serves, each
+// registered with the aggregator: metrics.k8s.io, and the custom and
+// external metrics APIs in the versions custom-metrics-apiserver serves
+// (clients of custom.metrics.k8s.io pick v1beta2; older ones ask v1beta1).
+var apiServices = []struct{ group, version string }{
+	{"metrics.k8s.io", "v1beta1"},
+	{"custom.metrics.k8s.io", "v1beta2"},
+	{"custom.metrics.k8s.io", "v1beta1"},
+	{"external.metrics.k8s.io", "v1beta1"},
+}
+
 // serving passes once the component listens.
 func serving(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", net.JoinHostPort(credentials.Loopback, strconv.Itoa(c.Status.Ports.UsageMetrics)))
@@ -33,8 +44,8 @@ func serving(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	return conn.Close()
 }
 
-// register makes metrics.k8s.io an aggregated API served by the
-// component: an APIService whose Service is an ExternalName of loopback,
+// register makes metrics.k8s.io, custom.metrics.k8s.io and
+// external.metrics.k8s.io aggregated APIs served by the component, each an APIService whose Service is an ExternalName of loopback,
 // which the API server's aggregator dials (through the egress proxy,
 // which lets loopback through) at the Service's port, verifying the
 // component's certificate by the Service's name with the cluster's CA.
@@ -67,18 +78,27 @@ func register(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error 
 		return err
 	}
 	port := int32(c.Status.Ports.UsageMetrics)
-	want := apiregistrationv1.APIServiceSpec{
-		Service:              &apiregistrationv1.ServiceReference{Namespace: ServiceNamespace, Name: ServiceName, Port: &port},
-		Group:                "metrics.k8s.io",
-		Version:              "v1beta1",
-		CABundle:             ca,
-		GroupPriorityMinimum: 100,
-		VersionPriority:      100,
+	for i, gv := range apiServices {
+		want := apiregistrationv1.APIServiceSpec{
+			Service:              &apiregistrationv1.ServiceReference{Namespace: ServiceNamespace, Name: ServiceName, Port: &port},
+			Group:                gv.group,
+			Version:              gv.version,
+			CABundle:             ca,
+			GroupPriorityMinimum: 100,
+			VersionPriority:      int32(100 - i), // v1beta2 before v1beta1
+		}
+		if err := ensureAPIService(ctx, agg, gv.version+"."+gv.group, want); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+func ensureAPIService(ctx context.Context, agg aggregator.Interface, name string, want apiregistrationv1.APIServiceSpec) error {
 	apiServices := agg.ApiregistrationV1().APIServices()
-	current, err := apiServices.Get(ctx, APIServiceName, metav1.GetOptions{})
+	current, err := apiServices.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		_, err = apiServices.Create(ctx, &apiregistrationv1.APIService{ObjectMeta: metav1.ObjectMeta{Name: APIServiceName}, Spec: want}, metav1.CreateOptions{})
+		_, err = apiServices.Create(ctx, &apiregistrationv1.APIService{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: want}, metav1.CreateOptions{})
 		return err
 	}
 	if err != nil {
@@ -105,18 +125,23 @@ func followPort(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 		return err
 	}
 	ctx := context.Background()
-	current, err := agg.ApiregistrationV1().APIServices().Get(ctx, APIServiceName, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("the metrics.k8s.io registration: %w", err)
-	}
 	port := int32(c.Status.Ports.UsageMetrics)
-	if s := current.Spec.Service; s == nil || s.Port == nil || *s.Port == port {
-		return nil
+	for _, gv := range apiServices {
+		name := gv.version + "." + gv.group
+		current, err := agg.ApiregistrationV1().APIServices().Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue // registered at Setup (a cluster made before kubesim served it)
+		}
+		if err != nil {
+			return fmt.Errorf("the %s registration: %w", gv.group, err)
+		}
+		if s := current.Spec.Service; s == nil || s.Port == nil || *s.Port == port {
+			continue
+		}
+		current.Spec.Service.Port = &port
+		if _, err := agg.ApiregistrationV1().APIServices().Update(ctx, current, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
 	}
-	current.Spec.Service.Port = &port
-	_, err = agg.ApiregistrationV1().APIServices().Update(ctx, current, metav1.UpdateOptions{})
-	return err
+	return nil
 }

@@ -3,8 +3,10 @@ package usage
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,9 +26,15 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
+	openapicommon "k8s.io/kube-openapi/pkg/common"
+	cmapiserver "sigs.k8s.io/custom-metrics-apiserver/pkg/apiserver"
+	cmcustom "sigs.k8s.io/custom-metrics-apiserver/pkg/generated/openapi/custommetrics"
+	cmexternal "sigs.k8s.io/custom-metrics-apiserver/pkg/generated/openapi/externalmetrics"
+	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
 	metricsapi "sigs.k8s.io/metrics-server/pkg/api"
 	generatedopenapi "sigs.k8s.io/metrics-server/pkg/api/generated/openapi"
 
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	kwokv1alpha1 "github.com/kubesim/kubesim/apis/kwok/v1alpha1"
 	"github.com/kubesim/kubesim/internal/credentials"
 )
@@ -51,6 +59,10 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	metrics, err := NewMetrics()
+	if err != nil {
+		return err
+	}
 
 	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithTransform(trim))
 	pods := factory.Core().V1().Pods()
@@ -69,7 +81,13 @@ func Run(ctx context.Context, opts Options) error {
 		failed: reporter.evalFailed,
 	}
 
-	server, err := newServer(opts)
+	custom := &metricsProvider{metrics: metrics, pods: pods.Lister(), nodes: nodes.Lister(), now: time.Now, failed: reporter.evalFailed}
+	counts := newPodCounts(metrics, pods.Lister(), dyn)
+	if _, err := pods.Informer().AddEventHandler(counts.handler()); err != nil {
+		return err
+	}
+
+	server, err := newServer(opts, custom)
 	if err != nil {
 		return err
 	}
@@ -82,8 +100,10 @@ func Run(ctx context.Context, opts Options) error {
 		if !waitForAPI(ctx, kube, dyn) {
 			return
 		}
-		if err := watchUsages(ctx, dyn, model, reporter); err != nil {
+		objects, err := watchUsages(ctx, dyn, model, metrics, reporter, counts)
+		if err != nil {
 			klog.Errorf("watching usage: %v", err)
+			return
 		}
 		factory.Start(ctx.Done())
 		for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
@@ -91,7 +111,9 @@ func Run(ctx context.Context, opts Options) error {
 				klog.Errorf("%v informer did not sync", typ)
 			}
 		}
+		objects.WaitForCacheSync(ctx.Done())
 		klog.Info("pods and nodes synced")
+		counts.run(ctx, objects)
 	}()
 	return server.PrepareRun().RunWithContext(ctx)
 }
@@ -102,7 +124,8 @@ func Run(ctx context.Context, opts Options) error {
 func waitForAPI(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface) bool {
 	for {
 		_, err := kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{Limit: 1})
-		for _, gvr := range []schema.GroupVersionResource{kwokv1alpha1.ResourceUsagesResource, kwokv1alpha1.ClusterResourceUsagesResource} {
+		for _, gvr := range []schema.GroupVersionResource{kwokv1alpha1.ResourceUsagesResource, kwokv1alpha1.ClusterResourceUsagesResource,
+			v1alpha1.CustomMetricsResource, v1alpha1.ExternalMetricsResource} {
 			if err == nil {
 				_, err = dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
 			}
@@ -136,8 +159,11 @@ func trim(obj any) (any, error) {
 // client certificate of the front proxy's name, asserting the user in
 // request headers. The API server has authorized that user already (it
 // authorizes a request before it proxies it), so every such request is
-// allowed; any other caller is unauthenticated, and refused.
-func newServer(opts Options) (*genericapiserver.GenericAPIServer, error) {
+// allowed; any other caller is unauthenticated, and refused. It serves
+// custom.metrics.k8s.io and external.metrics.k8s.io from p, with
+// sigs.k8s.io/custom-metrics-apiserver; metrics.k8s.io is installed
+// beside them.
+func newServer(opts Options, p provider.MetricsProvider) (*genericapiserver.GenericAPIServer, error) {
 	config := genericapiserver.NewConfig(metricsapi.Codecs)
 	serving := genericoptions.NewSecureServingOptions()
 	serving.BindAddress = net.ParseIP(credentials.Loopback)
@@ -171,12 +197,46 @@ func newServer(opts Options) (*genericapiserver.GenericAPIServer, error) {
 	config.Authentication.Authenticator = authn
 	config.Authorization.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
 	config.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
-	config.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, openapinamer.NewDefinitionNamer(metricsapi.Scheme))
+	namer := openapinamer.NewDefinitionNamer(metricsapi.Scheme, cmapiserver.Scheme)
+	config.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(openAPIDefinitions, namer)
 	config.OpenAPIConfig.Info.Title = "kubesim usage-metrics"
-	config.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, openapinamer.NewDefinitionNamer(metricsapi.Scheme))
+	config.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(openAPIDefinitions, namer)
 	config.OpenAPIV3Config.Info.Title = "kubesim usage-metrics"
 	config.EnableMetrics = false
 	config.EnableProfiling = false
 	config.EnableIndex = false
-	return config.Complete(nil).New(ComponentName, genericapiserver.NewEmptyDelegate())
+	server, err := (&cmapiserver.Config{GenericConfig: config}).Complete(nil).New(ComponentName, p, p)
+	if err != nil {
+		return nil, err
+	}
+	return server.GenericAPIServer, nil
+}
+
+// openAPIDefinitions are the three APIs' types. custom-metrics-apiserver's
+// definitions carry every type of k8s.io/api/core/v1 beside its own, and
+// the server's config holds what this returns: only the custom and
+// external metrics types and what they refer to are kept (RssAnon 2 MiB
+// less: 40 MiB rather than 42 with 30 pods).
+func openAPIDefinitions(ref openapicommon.ReferenceCallback) map[string]openapicommon.OpenAPIDefinition {
+	defs := generatedopenapi.GetOpenAPIDefinitions(ref)
+	more := cmcustom.GetOpenAPIDefinitions(ref)
+	maps.Copy(more, cmexternal.GetOpenAPIDefinitions(ref))
+	var keep func(name string)
+	keep = func(name string) {
+		d, ok := more[name]
+		if _, have := defs[name]; have || !ok {
+			return
+		}
+		defs[name] = d
+		for _, dep := range d.Dependencies {
+			keep(dep)
+		}
+	}
+	for name := range more {
+		if strings.HasPrefix(name, "io.k8s.metrics.pkg.apis.custom_metrics.") || strings.HasPrefix(name, "io.k8s.metrics.pkg.apis.external_metrics.") ||
+			strings.HasPrefix(name, "io.k8s.apimachinery.") {
+			keep(name)
+		}
+	}
+	return defs
 }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
@@ -16,12 +17,14 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	kwokv1alpha1 "github.com/kubesim/kubesim/apis/kwok/v1alpha1"
 )
 
 // watchUsages keeps the model in step with the cluster's ResourceUsages
-// and ClusterResourceUsages, and reports on each whether it compiled.
-func watchUsages(ctx context.Context, dyn dynamic.Interface, model *Model, r *reporter) error {
+// and ClusterResourceUsages, and metrics with its CustomMetrics and
+// ExternalMetrics, and reports on each whether it was accepted.
+func watchUsages(ctx context.Context, dyn dynamic.Interface, model *Model, metrics *Metrics, r *reporter, counts *podCounts) (dynamicinformer.DynamicSharedInformerFactory, error) {
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
 	handle := func(set func(u *unstructured.Unstructured) error, del func(u *unstructured.Unstructured)) cache.ResourceEventHandlerFuncs {
 		apply := func(obj any) {
@@ -44,7 +47,11 @@ func watchUsages(ctx context.Context, dyn dynamic.Interface, model *Model, r *re
 			},
 		}
 	}
-	_, err := factory.ForResource(kwokv1alpha1.ResourceUsagesResource).Informer().AddEventHandler(handle(
+	watch := func(gvr schema.GroupVersionResource, set func(u *unstructured.Unstructured) error, del func(u *unstructured.Unstructured)) error {
+		_, err := factory.ForResource(gvr).Informer().AddEventHandler(handle(set, del))
+		return err
+	}
+	if err := watch(kwokv1alpha1.ResourceUsagesResource,
 		func(u *unstructured.Unstructured) error {
 			var ru kwokv1alpha1.ResourceUsage
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &ru); err != nil {
@@ -52,11 +59,10 @@ func watchUsages(ctx context.Context, dyn dynamic.Interface, model *Model, r *re
 			}
 			return model.SetResourceUsage(&ru)
 		},
-		func(u *unstructured.Unstructured) { model.DeleteResourceUsage(u.GetNamespace(), u.GetName()) }))
-	if err != nil {
-		return err
+		func(u *unstructured.Unstructured) { model.DeleteResourceUsage(u.GetNamespace(), u.GetName()) }); err != nil {
+		return nil, err
 	}
-	_, err = factory.ForResource(kwokv1alpha1.ClusterResourceUsagesResource).Informer().AddEventHandler(handle(
+	if err := watch(kwokv1alpha1.ClusterResourceUsagesResource,
 		func(u *unstructured.Unstructured) error {
 			var cru kwokv1alpha1.ClusterResourceUsage
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &cru); err != nil {
@@ -64,12 +70,48 @@ func watchUsages(ctx context.Context, dyn dynamic.Interface, model *Model, r *re
 			}
 			return model.SetClusterResourceUsage(&cru)
 		},
-		func(u *unstructured.Unstructured) { model.DeleteClusterResourceUsage(u.GetName()) }))
-	if err != nil {
-		return err
+		func(u *unstructured.Unstructured) { model.DeleteClusterResourceUsage(u.GetName()) }); err != nil {
+		return nil, err
+	}
+	if err := watch(v1alpha1.CustomMetricsResource,
+		func(u *unstructured.Unstructured) error {
+			var cm v1alpha1.CustomMetric
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &cm); err != nil {
+				return err
+			}
+			err := metrics.SetCustomMetric(&cm)
+			counts.enqueue(cm.Namespace, cm.Name, 0)
+			return err
+		},
+		func(u *unstructured.Unstructured) { metrics.DeleteCustomMetric(u.GetNamespace(), u.GetName()) }); err != nil {
+		return nil, err
+	}
+	if err := watch(v1alpha1.ExternalMetricsResource,
+		func(u *unstructured.Unstructured) error {
+			var em v1alpha1.ExternalMetric
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &em); err != nil {
+				return err
+			}
+			return metrics.SetExternalMetric(&em)
+		},
+		func(u *unstructured.Unstructured) { metrics.DeleteExternalMetric(u.GetNamespace(), u.GetName()) }); err != nil {
+		return nil, err
 	}
 	factory.Start(ctx.Done())
-	return nil
+	return factory, nil
+}
+
+// reported are the kinds the reporter writes the status of: their
+// resource, and what their Accepted condition and Warning say.
+var reported = map[string]struct {
+	gvr              schema.GroupVersionResource
+	accepted         string
+	invalid, failure string
+}{
+	kwokv1alpha1.ResourceUsageKind:        {kwokv1alpha1.ResourceUsagesResource, "every usage compiled", "InvalidUsage", "UsageFailed"},
+	kwokv1alpha1.ClusterResourceUsageKind: {kwokv1alpha1.ClusterResourceUsagesResource, "every usage compiled", "InvalidUsage", "UsageFailed"},
+	v1alpha1.CustomMetricKind:             {v1alpha1.CustomMetricsResource, "the metric is served", "InvalidMetric", "MetricFailed"},
+	v1alpha1.ExternalMetricKind:           {v1alpha1.ExternalMetricsResource, "the metric is served", "InvalidMetric", "MetricFailed"},
 }
 
 // reporter tells users about their usage objects: the Accepted condition
@@ -97,17 +139,19 @@ func newReporter(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Int
 // accepted sets the object's Accepted condition if it changed, and warns
 // of an error once.
 func (r *reporter) accepted(u *unstructured.Unstructured, err error) {
+	kind := reported[u.GetKind()]
 	cond := metav1.Condition{Type: kwokv1alpha1.UsageConditionAccepted, Status: metav1.ConditionTrue, Reason: "Compiled",
-		Message: "every usage compiled", ObservedGeneration: u.GetGeneration()}
+		Message: kind.accepted, ObservedGeneration: u.GetGeneration()}
 	if err != nil {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "InvalidUsage", err.Error()
-		r.warn(u, "InvalidUsage", err.Error())
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, kind.invalid, err.Error()
+		r.warn(u, kind.invalid, err.Error())
 	}
 	var status struct {
 		Conditions []metav1.Condition `json:"conditions"`
 	}
-	if s, ok := u.Object["status"].(map[string]any); ok {
-		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(s, &status)
+	other, _ := u.Object["status"].(map[string]any) // kept: a CustomMetric's pods
+	if other != nil {
+		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(other, &status)
 	}
 	if c := meta.FindStatusCondition(status.Conditions, cond.Type); c != nil &&
 		c.Status == cond.Status && c.Message == cond.Message && c.ObservedGeneration == cond.ObservedGeneration {
@@ -119,21 +163,23 @@ func (r *reporter) accepted(u *unstructured.Unstructured, err error) {
 	if err != nil {
 		return
 	}
-	obj.Object["status"] = conds
-	gvr := kwokv1alpha1.ClusterResourceUsagesResource
-	if u.GetKind() == kwokv1alpha1.ResourceUsageKind {
-		gvr = kwokv1alpha1.ResourceUsagesResource
+	st := map[string]any{}
+	for k, v := range other {
+		st[k] = v
 	}
-	if _, err := r.dyn.Resource(gvr).Namespace(u.GetNamespace()).UpdateStatus(r.ctx, obj, metav1.UpdateOptions{}); err != nil {
+	st["conditions"] = conds["conditions"]
+	obj.Object["status"] = st
+	if _, err := r.dyn.Resource(kind.gvr).Namespace(u.GetNamespace()).UpdateStatus(r.ctx, obj, metav1.UpdateOptions{}); err != nil {
 		klog.Warningf("%s %s: writing its status: %v", u.GetKind(), u.GetName(), err)
 	}
 }
 
-// evalFailed warns on the usage object that it could not be evaluated
-// for a pod.
+// evalFailed warns on the usage or metric object that it could not be
+// evaluated (for a pod).
 func (r *reporter) evalFailed(e *EvalError) {
-	ref := &corev1.ObjectReference{APIVersion: kwokv1alpha1.GroupVersion, Kind: e.Usage.Kind, Namespace: e.Usage.Namespace, Name: e.Usage.Name}
-	r.warnRef(ref, e.Usage.String(), "UsageFailed", e.Err.Error())
+	gvr := reported[e.Usage.Kind].gvr
+	ref := &corev1.ObjectReference{APIVersion: gvr.GroupVersion().String(), Kind: e.Usage.Kind, Namespace: e.Usage.Namespace, Name: e.Usage.Name}
+	r.warnRef(ref, e.Usage.String(), reported[e.Usage.Kind].failure, e.Err.Error())
 }
 
 func (r *reporter) warn(u *unstructured.Unstructured, reason, message string) {

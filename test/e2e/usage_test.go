@@ -26,7 +26,8 @@ import (
 // KWOK's manifests, bad usage reported where it is declared, timestamps
 // the HPA controller accepts — and the real HPA controller scaling a
 // Deployment out and in as a ClusterResourceUsage raises and lowers its
-// CPU.
+// CPU; custom and external metrics (CustomMetric, ExternalMetric) served
+// the same way, and HPAs on them.
 func TestUsage(t *testing.T) {
 	e := newEnv(t)
 	e.createCluster("usage", "--nodes", "2",
@@ -252,6 +253,18 @@ profiles:
 		e.kubectl("delete", "namespace", "lnu", "--wait=false")
 	})
 
+	t.Run("custom and external metrics served as declared and bad ones reported", func(t *testing.T) {
+		testCustomMetricsServed(t, e.in(t), client)
+	})
+
+	t.Run("an HPA on the External metric queue_length scales workers out and in", func(t *testing.T) {
+		testExternalHPA(t, e.in(t), client)
+	})
+
+	t.Run("an HPA on the Pods metric requests_per_second scales out and in", func(t *testing.T) {
+		testPodsHPA(t, e.in(t), client)
+	})
+
 	t.Run("the component killed is restarted and serves again", func(t *testing.T) {
 		e := e.in(t)
 		pid := e.componentPID("usage", "usage-metrics")
@@ -345,22 +358,22 @@ spec:
 	}
 
 	load("150m") // 150 %: 2 × 150/50 = 6, the most it may have
-	waitReplicas(t, client, "api", 6)
+	waitReplicas(t, client, "hpa", "api", 6)
 	// kubesim explain tells of the pods the HPA made as of any other.
 	if out := e.must("explain", "deployment", "--name", "usage", "-n", "hpa", "api").stdout; !strings.Contains(out, "node-00000") {
 		t.Errorf("kubesim explain deployment api names no node:\n%s", out)
 	}
 	load("10m") // 10 %: back to its minimum once the 5s stabilization passes
-	waitReplicas(t, client, "api", 2)
+	waitReplicas(t, client, "hpa", "api", 2)
 }
 
-// waitReplicas waits until the hpa namespace's Deployment name has n pods,
+// waitReplicas waits until the namespace's Deployment name has n pods,
 // all Running and Ready, and wants n.
-func waitReplicas(t *testing.T, client kubernetes.Interface, name string, n int) {
+func waitReplicas(t *testing.T, client kubernetes.Interface, namespace, name string, n int) {
 	t.Helper()
 	ctx := context.Background()
-	eventually(t, 2*time.Minute, fmt.Sprintf("%s at %d Running, Ready replicas", name, n), func() error {
-		d, err := client.AppsV1().Deployments("hpa").Get(ctx, name, metav1.GetOptions{})
+	eventually(t, 2*time.Minute, fmt.Sprintf("%s/%s at %d Running, Ready replicas", namespace, name, n), func() error {
+		d, err := client.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
