@@ -117,14 +117,26 @@ type ClusterResourceUsageList struct {
 }
 
 // ObjectSelector matches objects by namespace and name; an empty list
-// matches all.
+// matches all. MatchLabels and MatchExpressions are kubesim's addition to
+// KWOK's selector (a label selector, as a Deployment's): a scenario's usage
+// step picks pods by label, and so do pods an HPA adds later.
 type ObjectSelector struct {
-	MatchNamespaces []string `json:"matchNamespaces,omitempty"`
-	MatchNames      []string `json:"matchNames,omitempty"`
+	MatchNamespaces  []string                          `json:"matchNamespaces,omitempty"`
+	MatchNames       []string                          `json:"matchNames,omitempty"`
+	MatchLabels      map[string]string                 `json:"matchLabels,omitempty"`
+	MatchExpressions []metav1.LabelSelectorRequirement `json:"matchExpressions,omitempty"`
 }
 
-// Matches reports whether the object namespace/name is selected. A nil
-// selector selects everything.
+// LabelSelector is the selector's label part, nil when it has none.
+func (s *ObjectSelector) LabelSelector() *metav1.LabelSelector {
+	if s == nil || (len(s.MatchLabels) == 0 && len(s.MatchExpressions) == 0) {
+		return nil
+	}
+	return &metav1.LabelSelector{MatchLabels: s.MatchLabels, MatchExpressions: s.MatchExpressions}
+}
+
+// Matches reports whether the object namespace/name is selected (its
+// labels aside: see LabelSelector). A nil selector selects everything.
 func (s *ObjectSelector) Matches(namespace, name string) bool {
 	if s == nil {
 		return true
