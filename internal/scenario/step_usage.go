@@ -13,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	apiwait "k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
@@ -42,11 +40,9 @@ func usageSpec(u *v1alpha1.UsageStep) (*kwokv1alpha1.ClusterResourceUsageSpec, e
 		sel.MatchNamespaces = []string{namespaceOrDefault(u.Namespace)}
 	}
 	if u.Selector != "" {
-		ls, err := labelSelector(u.Selector)
-		if err != nil {
+		if err := sel.SelectLabels(u.Selector); err != nil {
 			return nil, fmt.Errorf("selector: %q is not a label selector (%v); write it as kubectl's -l takes it, e.g. app=web", u.Selector, err)
 		}
-		sel.MatchExpressions = ls
 	}
 	if u.CPU == nil && u.Memory == nil {
 		return nil, fmt.Errorf("give cpu or memory (or both), e.g. cpu: 900m")
@@ -66,29 +62,6 @@ func usageSpec(u *v1alpha1.UsageStep) (*kwokv1alpha1.ClusterResourceUsageSpec, e
 		usage[r.name] = v
 	}
 	return &kwokv1alpha1.ClusterResourceUsageSpec{Selector: sel, Usages: []kwokv1alpha1.ResourceUsageContainer{{Usage: usage}}}, nil
-}
-
-// labelSelector is a selector as kubectl's -l takes it, as the
-// requirements of a LabelSelector.
-func labelSelector(s string) ([]metav1.LabelSelectorRequirement, error) {
-	sel, err := labels.Parse(s)
-	if err != nil {
-		return nil, err
-	}
-	reqs, _ := sel.Requirements()
-	out := make([]metav1.LabelSelectorRequirement, 0, len(reqs))
-	for _, r := range reqs {
-		op, ok := map[selection.Operator]metav1.LabelSelectorOperator{
-			selection.Equals: metav1.LabelSelectorOpIn, selection.DoubleEquals: metav1.LabelSelectorOpIn, selection.In: metav1.LabelSelectorOpIn,
-			selection.NotEquals: metav1.LabelSelectorOpNotIn, selection.NotIn: metav1.LabelSelectorOpNotIn,
-			selection.Exists: metav1.LabelSelectorOpExists, selection.DoesNotExist: metav1.LabelSelectorOpDoesNotExist,
-		}[r.Operator()]
-		if !ok {
-			return nil, fmt.Errorf("%s: a usage selects by =, !=, in, notin, exists and !exists", r.String())
-		}
-		out = append(out, metav1.LabelSelectorRequirement{Key: r.Key(), Operator: op, Values: r.ValuesUnsorted()})
-	}
-	return out, nil
 }
 
 // usageEnv compiles usage expressions as the usage-metrics component does,

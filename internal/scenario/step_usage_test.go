@@ -18,7 +18,7 @@ func TestUsageStepErrors(t *testing.T) {
 		{"usage: {selector: app=web, cpu: {expression: 'Quantity(\"1\") +'}}", `:4: steps[0].usage: cpu: expression: `},
 		{"usage: {selector: app=web, cpu: {value: 1, expression: 'Quantity(\"1\")'}}", `:4: steps[0].usage: cpu: give a quantity (900m) or {expression: ...}, one of them`},
 		{"usage: {selector: app=web, cpu: {expresion: x}}", `want a quantity (900m), {value: 900m} or {expression: ...}`},
-		{"usage: {selector: 'app>1', cpu: 1}", `:4: steps[0].usage: selector: "app>1" is not a label selector (app>1: a usage selects by =, !=, in, notin, exists and !exists)`},
+		{"usage: {selector: 'app>1', cpu: 1}", `:4: steps[0].usage: selector: "app>1" is not a label selector (app>1: select by =, !=, in, notin, exists or !exists)`},
 		{"usage: {selector: app=web, cpus: 1}", `:4: unknown field "steps[0].usage.cpus"`},
 	} {
 		_, err := load(t, head+"steps:\n- "+tc.step+"\n", nil)
