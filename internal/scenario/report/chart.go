@@ -41,8 +41,10 @@ func hpaChart(r *result.Scenario, a *result.Autoscaler) template.HTML {
 	}
 	maxReplicas = math.Max(1, maxReplicas)
 	maxMetric = niceCeil(maxMetric * 1.1)
+	// Headroom above the most replicas, for the usage steps' labels.
+	topReplicas := maxReplicas * 1.25
 	x := func(sec float64) float64 { return marginL + plotW*(math.Max(sec, from)-from)/(to-from) }
-	yR := func(v float64) float64 { return marginTop + plotH*(1-v/maxReplicas) }
+	yR := func(v float64) float64 { return marginTop + plotH*(1-v/topReplicas) }
 	yM := func(v float64) float64 { return marginTop + plotH*(1-v/maxMetric) }
 
 	var b, data strings.Builder
@@ -78,8 +80,9 @@ func hpaChart(r *result.Scenario, a *result.Autoscaler) template.HTML {
 	fmt.Fprintf(&b, `<text x="%d" y="%d" class="axis">replicas</text>`, marginL-40, marginTop-10)
 	fmt.Fprintf(&b, `<text x="%d" y="%d" class="axis r">%s</text>`, marginL+plotW+56, marginTop-10, html.EscapeString(a.Metric))
 
-	// The usage steps of the HPA's cluster, where they began.
-	n := 0
+	// The usage steps of the HPA's cluster, where they began; a label
+	// drops a row rather than run into the one before.
+	rowEnd := [2]float64{}
 	for _, s := range r.Steps {
 		if s.Action != "usage" || s.Cluster != a.Cluster {
 			continue
@@ -88,10 +91,15 @@ func hpaChart(r *result.Scenario, a *result.Autoscaler) template.HTML {
 		if _, after, ok := strings.Cut(label, ": "); ok {
 			label = strings.TrimSuffix(after, " per container")
 		}
+		at := x(s.Start.Seconds())
+		row := 0
+		if at < rowEnd[0] {
+			row = 1
+		}
+		rowEnd[row] = at + 6*float64(len(label)) + 8
 		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" class="usage"><title>%s at %.1fs: %s</title></line><text x="%.1f" y="%d" class="usage">%s</text>`,
-			x(s.Start.Seconds()), x(s.Start.Seconds()), marginTop-4, marginTop+plotH, html.EscapeString(s.Name), s.Start.Seconds(), html.EscapeString(s.Detail),
-			x(s.Start.Seconds())+3, marginTop+12+12*(n%2), html.EscapeString(label))
-		n++
+			at, at, marginTop, marginTop+plotH, html.EscapeString(s.Name), s.Start.Seconds(), html.EscapeString(s.Detail),
+			at+3, marginTop+12+12*row, html.EscapeString(label))
 	}
 
 	if a.Target > 0 {
