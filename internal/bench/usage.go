@@ -135,7 +135,7 @@ func measureUsage(ctx context.Context, o UsageOptions, disabled bool) (*usageRun
 		slices.Sort(r.top) // for the range the table shows
 	}
 	fmt.Fprintf(o.Log, "usage-metrics %s: measuring CPU over %s\n", onOff(disabled), o.Window)
-	r.phase, err = c.Measure("window", o.Size.Pods, func() error {
+	r.phase, err = c.Measure("at rest, the HPAs reading", o.Size.Pods, func() error {
 		select { // the window measured, not a wait for something
 		case <-ctx.Done():
 			return ctx.Err()

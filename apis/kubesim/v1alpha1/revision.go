@@ -14,4 +14,8 @@ package v1alpha1
 // 5: NodeGroup.Devices (DRA devices published as ResourceSlices).
 //
 //	Cluster.Usage and HorizontalPodAutoscaler, and the same in a Scenario's clusters.
-const Revision = 5
+//
+// 6: ClusterResourceUsage's label selector (matchLabels, matchExpressions),
+// which Cluster.SetUsage writes: an older binary's CRD would drop it and
+// the usage would cover every pod of the namespace.
+const Revision = 6
