@@ -123,6 +123,9 @@ func usageName(scenario string, u *v1alpha1.UsageStep) string {
 // until the usage-metrics component has accepted it, so what follows reads
 // the new usage.
 func (t *target) setUsage(ctx context.Context, scenario string, u *v1alpha1.UsageStep) (string, error) {
+	if t.spec != nil && t.spec.Usage.Disabled {
+		return "", fmt.Errorf("the cluster has usage: {disabled: true}: nothing serves usage; remove it to use a usage step")
+	}
 	spec, err := usageSpec(u)
 	if err != nil {
 		return "", err

@@ -112,3 +112,25 @@ func TestHPASpikeReport(t *testing.T) {
 	}
 	t.Logf("report screenshot: %s", shot)
 }
+
+// A usage step on a cluster made with usage disabled fails at once, saying
+// why, rather than wait out its timeout for a component that is not there.
+func TestUsageStepWithUsageDisabled(t *testing.T) {
+	e := shortHome(t, newEnv(t))
+	file := filepath.Join(t.TempDir(), "off.yaml")
+	writeFile(t, file, []byte(`apiVersion: kubesim.io/v1alpha1
+kind: Scenario
+name: off
+cluster: {usage: {disabled: true}}
+steps:
+- usage: {selector: app=web, cpu: 900m}
+`))
+	started := time.Now()
+	r := e.run("run", file)
+	if r.code != 1 || !strings.Contains(r.stdout, "usage: {disabled: true}: nothing serves usage") {
+		t.Fatalf("want exit 1 naming usage: {disabled: true}: %s", r)
+	}
+	if took := time.Since(started); took > 45*time.Second {
+		t.Errorf("took %s: the step waited rather than fail at once", took)
+	}
+}
