@@ -25,6 +25,22 @@ type usage struct {
 // component processes (`kubesim component NAME …` naming a path under dir).
 func componentUsage(dir string) map[string]usage {
 	out := map[string]usage{}
+	for name, pids := range componentProcesses(dir) {
+		for _, pid := range pids {
+			u, err := processUsage(pid)
+			if err != nil {
+				continue
+			}
+			prev := out[name]
+			out[name] = usage{cpu: prev.cpu + u.cpu, rss: prev.rss + u.rss, peak: prev.peak + u.peak}
+		}
+	}
+	return out
+}
+
+// componentProcesses are the pids of a cluster's components, by name.
+func componentProcesses(dir string) map[string][]int {
+	out := map[string][]int{}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -35,16 +51,9 @@ func componentUsage(dir string) map[string]usage {
 		if err != nil || !bytes.Contains(cmdline, []byte(dir+"/")) {
 			continue
 		}
-		args := strings.Split(string(cmdline), "\x00")
-		if len(args) < 3 || args[1] != "component" {
-			continue
+		if args := strings.Split(string(cmdline), "\x00"); len(args) >= 3 && args[1] == "component" {
+			out[args[2]] = append(out[args[2]], pid)
 		}
-		u, err := processUsage(pid)
-		if err != nil {
-			continue
-		}
-		prev := out[args[2]]
-		out[args[2]] = usage{cpu: prev.cpu + u.cpu, rss: prev.rss + u.rss, peak: prev.peak + u.peak}
 	}
 	return out
 }

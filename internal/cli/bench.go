@@ -17,6 +17,7 @@ func newBenchCommand() *cobra.Command {
 		newBenchCloneCommand(),
 		newBenchDPDBCommand(),
 		newBenchTakeoverCommand(),
+		newBenchUsageCommand(),
 		newBenchScenarioCommand("nodes", "Time N simulated nodes created until Ready and schedulable", bench.NodesScenario),
 		newBenchScenarioCommand("pods", "Time N pods bound to one node until Running, then deleted until gone", bench.PodsScenario),
 		newBenchScenarioCommand("deployment", "Time a Deployment of N pods scheduled onto M nodes until Running", bench.DeploymentScenario),
@@ -168,4 +169,48 @@ func newBenchTakeoverCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&o.Keep, "keep", false, "keep the cluster afterwards, to look into it (the simulators' logs are in its logs/)")
 	cmd.Flags().StringVar(&config, "config", "", "a kubesim.io/v1alpha1 Cluster file for the throwaway cluster (its name is replaced; nodeLifecycle.nodeMonitorGracePeriod sets the grace)")
 	return cmd
+}
+
+func newBenchUsageCommand() *cobra.Command {
+	o := bench.UsageOptions{}
+	cmd := &cobra.Command{
+		Use:   "usage",
+		Short: "Measure serving metrics: kubectl top pods -A's latency and the cluster's CPU with HPAs reading a usage expression over every pod, then the same without usage-metrics",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkUsageFlags(&o); err != nil {
+				return err
+			}
+			home, err := clusterdir.Home()
+			if err != nil {
+				return err
+			}
+			o.Home, o.Out, o.Log = home, cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return bench.Usage(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().IntVar(&o.Size.Nodes, "nodes", 1000, "simulated nodes")
+	cmd.Flags().IntVar(&o.Size.Pods, "pods", 10000, "pods, bound across the nodes, in ReplicaSets of 100")
+	cmd.Flags().IntVar(&o.HPAs, "hpas", 50, "HorizontalPodAutoscalers, one per ReplicaSet, reading its pods' CPU every 15s")
+	cmd.Flags().DurationVar(&o.Window, "window", time.Minute, "how long the CPU is measured, in each cluster")
+	cmd.Flags().IntVar(&o.TopRuns, "top-runs", 5, "how many times kubectl top pods -A is timed (the median is shown)")
+	return cmd
+}
+
+// checkUsageFlags says which flag is out of range and what would do.
+func checkUsageFlags(o *bench.UsageOptions) error {
+	sets := (o.Size.Pods + 99) / 100
+	switch {
+	case o.Size.Nodes < 1 || o.Size.Pods < 1:
+		return fmt.Errorf("--nodes and --pods: must be at least 1")
+	case o.Size.Pods > o.Size.Nodes*bench.PodsPerNode:
+		return fmt.Errorf("--pods: %d is more than %d nodes hold (%d each); give at most %d, or more --nodes", o.Size.Pods, o.Size.Nodes, bench.PodsPerNode, o.Size.Nodes*bench.PodsPerNode)
+	case o.HPAs < 1 || o.HPAs > sets:
+		return fmt.Errorf("--hpas: %d; give 1 to %d, one per ReplicaSet of 100 pods (or more --pods)", o.HPAs, sets)
+	case o.Window < time.Second:
+		return fmt.Errorf("--window: %s; give 1s or more (a sync period, 15s, or several)", o.Window)
+	case o.TopRuns < 1:
+		return fmt.Errorf("--top-runs: %d; give 1 or more", o.TopRuns)
+	}
+	return nil
 }

@@ -51,6 +51,8 @@ type target struct {
 	// explainer asks the scheduler why pods are Pending; nil in a
 	// cluster that records nothing.
 	explainer *explain.Client
+	// hpas samples the cluster's HorizontalPodAutoscalers for the report.
+	hpas hpaSamples
 }
 
 // disruption is what the last drain, evict or deschedule asked for.
@@ -126,6 +128,7 @@ func (t *target) startInformers() {
 	_, _ = t.factory.Core().V1().Nodes().Informer().AddEventHandler(notify)
 	_, _ = t.factory.Policy().V1().PodDisruptionBudgets().Informer().AddEventHandler(notify)
 	_, _ = t.factory.Apps().V1().Deployments().Informer().AddEventHandler(notify)
+	_, _ = t.factory.Autoscaling().V2().HorizontalPodAutoscalers().Informer().AddEventHandler(t.hpas.handler())
 	t.factory.Start(ctx.Done())
 }
 

@@ -175,6 +175,17 @@ func runOne(ctx context.Context, f *File, o Options) *result.Scenario {
 	defer func() {
 		for _, name := range sortedKeys(r.targets) {
 			t := r.targets[name]
+			if t == nil {
+				continue
+			}
+			cluster := ""
+			if len(r.targets) > 1 {
+				cluster = name
+			}
+			r.result.Autoscalers = append(r.result.Autoscalers, t.hpas.autoscalers(cluster, r.began)...)
+		}
+		for _, name := range sortedKeys(r.targets) {
+			t := r.targets[name]
 			if err := t.tearDown(o.Provider, o.Keep); err != nil {
 				r.term.CleanupFailed(t.name, err)
 			} else if t.made && o.Keep {

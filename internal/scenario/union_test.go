@@ -109,5 +109,5 @@ func TestRegisteringAKindWithoutAFieldPanics(t *testing.T) {
 		}
 	}()
 	u := union[v1alpha1.Step, *stepKind]{noun: "action"}
-	u.register(&stepKind{name: "usage"})
+	u.register(&stepKind{name: "teleport"})
 }

@@ -14,6 +14,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	kwokv1alpha1 "github.com/kubesim/kubesim/apis/kwok/v1alpha1"
@@ -47,6 +49,7 @@ type Model struct {
 type declared struct {
 	Ref      Ref
 	selector *kwokv1alpha1.ObjectSelector
+	labels   labels.Selector // the selector's labels; nil: any
 	usages   []containerUsage
 }
 
@@ -123,6 +126,15 @@ func (m *Model) DeleteClusterResourceUsage(name string) {
 func (m *Model) compile(ref Ref, sel *kwokv1alpha1.ObjectSelector, usages []kwokv1alpha1.ResourceUsageContainer) (*declared, error) {
 	d := &declared{Ref: ref, selector: sel.DeepCopy()}
 	var errs []error
+	if ls := sel.LabelSelector(); ls != nil {
+		s, err := metav1.LabelSelectorAsSelector(ls)
+		if err != nil {
+			// Matching nothing is safer than matching every pod.
+			s = labels.Nothing()
+			errs = append(errs, fmt.Errorf("spec.selector: %w", err))
+		}
+		d.labels = s
+	}
 	for i, u := range usages {
 		cu := containerUsage{containers: slices.Clone(u.Containers), values: map[string]value{}}
 		for res, v := range u.Usage {
@@ -181,7 +193,7 @@ func (m *Model) ContainerUsage(s *Subject, container *corev1.Container, res stri
 		decls = append(decls, d)
 	}
 	for _, d := range m.cluster {
-		if d.selector.Matches(s.Pod.Namespace, s.Pod.Name) {
+		if d.selector.Matches(s.Pod.Namespace, s.Pod.Name) && (d.labels == nil || d.labels.Matches(labels.Set(s.Pod.Labels))) {
 			decls = append(decls, d)
 		}
 	}

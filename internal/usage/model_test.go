@@ -172,6 +172,49 @@ spec:
 	}
 }
 
+// A ClusterResourceUsage with labels (kubesim's addition) selects by them
+// too; a label selector that does not parse selects nothing and says so.
+func TestLabelSelector(t *testing.T) {
+	m := newModel(t)
+	var web, bad kwokv1alpha1.ClusterResourceUsage
+	mustUsage(t, `
+metadata: {name: web}
+spec:
+  selector: {matchNamespaces: [shop], matchLabels: {app: web}, matchExpressions: [{key: tier, operator: NotIn, values: [db]}]}
+  usages: [{usage: {cpu: {value: 900m}}}]
+`, &web)
+	mustUsage(t, `
+metadata: {name: bad}
+spec:
+  selector: {matchExpressions: [{key: app, operator: Sometimes}]}
+  usages: [{usage: {cpu: {value: "3"}}}]
+`, &bad)
+	if err := m.SetClusterResourceUsage(&web); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetClusterResourceUsage(&bad); err == nil || !strings.Contains(err.Error(), "spec.selector") {
+		t.Errorf("a bad label selector: %v, want an error naming spec.selector", err)
+	}
+	pod := func(ns string, l map[string]string) *corev1.Pod {
+		p := testPod(ns, "p", nil, container("c", "1", ""))
+		p.Labels = l
+		return p
+	}
+	for _, c := range []struct {
+		pod  *corev1.Pod
+		want float64
+	}{
+		{pod("shop", map[string]string{"app": "web"}), 0.9},
+		{pod("shop", map[string]string{"app": "web", "tier": "db"}), 0.5}, // NotIn
+		{pod("shop", map[string]string{"app": "api"}), 0.5},
+		{pod("blog", map[string]string{"app": "web"}), 0.5}, // namespace
+	} {
+		if got := usageOf(t, m, c.pod, 0, "cpu"); !near(got, c.want) {
+			t.Errorf("cpu of a pod in %s labelled %v = %v, want %v", c.pod.Namespace, c.pod.Labels, got, c.want)
+		}
+	}
+}
+
 // Expressions see the pod, its node and the container, and KWOK's
 // functions: a usage can follow a pod's age or its requests.
 func TestExpressions(t *testing.T) {

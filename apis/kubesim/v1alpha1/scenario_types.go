@@ -95,6 +95,7 @@ type Step struct {
 	Apply      *ApplyStep       `json:"apply,omitempty"`
 	Delete     *ApplyStep       `json:"delete,omitempty"`
 	Scale      *ScaleStep       `json:"scale,omitempty"`
+	Usage      *UsageStep       `json:"usage,omitempty"`
 	Label      *LabelStep       `json:"label,omitempty"`
 	Taint      *TaintStep       `json:"taint,omitempty"`
 	Cordon     *NodeRef         `json:"cordon,omitempty"`
@@ -146,6 +147,64 @@ type ScaleStep struct {
 	Namespace string  `json:"namespace,omitempty"`
 	NodeGroup *string `json:"nodeGroup,omitempty"`
 	Replicas  int32   `json:"replicas"`
+}
+
+// UsageStep sets what the pods it selects use from then on, through a
+// ClusterResourceUsage (kwok.x-k8s.io) the step owns, named after the
+// scenario, the namespace and the selector: a later usage step for the same
+// pods replaces it, and pods created later (an HPA's) are covered too.
+//
+// +kubebuilder:object:generate=false
+type UsageStep struct {
+	// Selector is a label selector (app=web); none: every pod.
+	Selector string `json:"selector,omitempty"`
+	// Namespace: default "default"; "*": every namespace.
+	Namespace string `json:"namespace,omitempty"`
+	// CPU (cores) and Memory (bytes) per container; at least one.
+	CPU    *UsageAmount `json:"cpu,omitempty"`
+	Memory *UsageAmount `json:"memory,omitempty"`
+}
+
+// UsageAmount is a quantity (`900m`, `200Mi`) or `{expression: CEL}`, as a
+// ClusterResourceUsage takes it (KWOK's functions: Now, Rand, SinceSecond,
+// UnixSecond, Quantity).
+//
+// +kubebuilder:object:generate=false
+type UsageAmount struct {
+	Value      string `json:"value,omitempty"`
+	Expression string `json:"expression,omitempty"`
+}
+
+// UnmarshalJSON takes a quantity as a string or a number, or the object.
+func (a *UsageAmount) UnmarshalJSON(data []byte) error {
+	var s string
+	if json.Unmarshal(data, &s) == nil {
+		*a = UsageAmount{Value: s}
+		return nil
+	}
+	var n json.Number
+	if json.Unmarshal(data, &n) == nil {
+		*a = UsageAmount{Value: n.String()}
+		return nil
+	}
+	var p struct {
+		Value      json.RawMessage `json:"value"`
+		Expression string          `json:"expression"`
+	}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&p) != nil {
+		return fmt.Errorf("want a quantity (900m), {value: 900m} or {expression: ...}")
+	}
+	*a = UsageAmount{Expression: p.Expression}
+	if p.Value != nil {
+		var v UsageAmount
+		if err := v.UnmarshalJSON(p.Value); err != nil || v.Expression != "" {
+			return fmt.Errorf("value: want a quantity (900m)")
+		}
+		a.Value = v.Value
+	}
+	return nil
 }
 
 // NodeRef picks nodes: `node-000000`, `[a, b]`, or `{selector: k=v}`.

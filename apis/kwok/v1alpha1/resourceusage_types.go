@@ -1,11 +1,14 @@
 package v1alpha1
 
 import (
+	"fmt"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 )
 
 // Kinds and resources of the usage API, KWOK's as of its v0.8.0: what
@@ -117,14 +120,49 @@ type ClusterResourceUsageList struct {
 }
 
 // ObjectSelector matches objects by namespace and name; an empty list
-// matches all.
+// matches all. MatchLabels and MatchExpressions are kubesim's addition to
+// KWOK's selector (a label selector, as a Deployment's): a scenario's usage
+// step picks pods by label, and so do pods an HPA adds later.
 type ObjectSelector struct {
-	MatchNamespaces []string `json:"matchNamespaces,omitempty"`
-	MatchNames      []string `json:"matchNames,omitempty"`
+	MatchNamespaces  []string                          `json:"matchNamespaces,omitempty"`
+	MatchNames       []string                          `json:"matchNames,omitempty"`
+	MatchLabels      map[string]string                 `json:"matchLabels,omitempty"`
+	MatchExpressions []metav1.LabelSelectorRequirement `json:"matchExpressions,omitempty"`
 }
 
-// Matches reports whether the object namespace/name is selected. A nil
-// selector selects everything.
+// LabelSelector is the selector's label part, nil when it has none.
+func (s *ObjectSelector) LabelSelector() *metav1.LabelSelector {
+	if s == nil || (len(s.MatchLabels) == 0 && len(s.MatchExpressions) == 0) {
+		return nil
+	}
+	return &metav1.LabelSelector{MatchLabels: s.MatchLabels, MatchExpressions: s.MatchExpressions}
+}
+
+// SelectLabels sets the selector's label part from a selector as kubectl's
+// -l takes it (app=web,tier!=db); Gt and Lt have no LabelSelector form.
+func (s *ObjectSelector) SelectLabels(selector string) error {
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		return err
+	}
+	reqs, _ := sel.Requirements()
+	s.MatchLabels, s.MatchExpressions = nil, make([]metav1.LabelSelectorRequirement, 0, len(reqs))
+	for _, r := range reqs {
+		op, ok := map[selection.Operator]metav1.LabelSelectorOperator{
+			selection.Equals: metav1.LabelSelectorOpIn, selection.DoubleEquals: metav1.LabelSelectorOpIn, selection.In: metav1.LabelSelectorOpIn,
+			selection.NotEquals: metav1.LabelSelectorOpNotIn, selection.NotIn: metav1.LabelSelectorOpNotIn,
+			selection.Exists: metav1.LabelSelectorOpExists, selection.DoesNotExist: metav1.LabelSelectorOpDoesNotExist,
+		}[r.Operator()]
+		if !ok {
+			return fmt.Errorf("%s: select by =, !=, in, notin, exists or !exists", r.String())
+		}
+		s.MatchExpressions = append(s.MatchExpressions, metav1.LabelSelectorRequirement{Key: r.Key(), Operator: op, Values: r.ValuesUnsorted()})
+	}
+	return nil
+}
+
+// Matches reports whether the object namespace/name is selected (its
+// labels aside: see LabelSelector). A nil selector selects everything.
 func (s *ObjectSelector) Matches(namespace, name string) bool {
 	if s == nil {
 		return true

@@ -11,9 +11,10 @@ import (
 )
 
 var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"svg":  svg,
-	"join": func(s []string) string { return strings.Join(s, "; ") },
-	"list": func(s []string) string { return strings.Join(s, ", ") },
+	"svg":      svg,
+	"hpaChart": hpaChart,
+	"join":     func(s []string) string { return strings.Join(s, "; ") },
+	"list":     func(s []string) string { return strings.Join(s, ", ") },
 	// firstNodes bounds an explanation's table: the most telling rows come first.
 	"firstNodes": func(ns []explain.NodeResult) []explain.NodeResult { return ns[:min(len(ns), 30)] },
 	"secs":       func(d interface{ Seconds() float64 }) string { return fmt.Sprintf("%.1fs", d.Seconds()) },
@@ -44,8 +45,9 @@ func pct(a, b float64) string {
 }
 
 // WriteHTML writes one self-contained HTML page (inline CSS, SVG and
-// script; nothing fetched) with each scenario's timeline, its assertion
-// points as placement pictures, and each failure's expected and actual.
+// script; nothing fetched) with each scenario's timeline, a chart of each
+// HPA's replicas and metric over time, its assertion points as placement
+// pictures, and each failure's expected and actual.
 func WriteHTML(w io.Writer, results []*result.Scenario) error {
 	return reportTemplate.Execute(w, results)
 }
@@ -78,6 +80,16 @@ details.why{margin:4px 0;font-size:12px}details.why summary{cursor:pointer}
 .drain{margin:6px 0}table.waves td{font-size:13px}.refusal.still{color:#c0392b}.none{color:#888}
 td.wall{min-width:90px}.wbar{height:6px;background:#4e79a7;border-radius:2px;margin:4px 0 2px}
 table.pendingpods td{font-size:12px}
+figure.hpa{margin:10px 0}figure.hpa figcaption{font-size:13px;margin-bottom:2px}
+.hpachart .plot{fill:#fbfbfc;stroke:#c9ced6}.hpachart .grid{stroke:#eceef2}
+.hpachart .tick{font-size:10px;fill:#555}.hpachart .tick.l{text-anchor:end}.hpachart .tick.c{text-anchor:middle}
+.hpachart .axis{font-size:11px;font-weight:600;fill:#333}.hpachart .axis.r{text-anchor:end}
+.hpachart path{fill:none}.hpachart path.current,.hpachart line.current{stroke:#4e79a7;stroke-width:2.5}
+.hpachart path.desired,.hpachart line.desired{stroke:#f28e2b;stroke-width:2;stroke-dasharray:6 3}
+.hpachart path.metric,.hpachart line.metric{stroke:#59a14f;stroke-width:2}
+.hpachart line.target{stroke:#59a14f;stroke-width:1;stroke-dasharray:2 3}.hpachart text.target{font-size:10px;fill:#3d7a36;text-anchor:end}
+.hpachart line.usage{stroke:#b07aa1;stroke-width:1.5;stroke-dasharray:4 3}.hpachart text.usage{font-size:10px;fill:#7a4c70}
+.hpachart .sample{fill:#4e79a7}.hpachart .legend{font-size:11px;fill:#333}
 </style></head>
 <body>
 <h1>kubesim scenarios</h1>
@@ -88,6 +100,7 @@ table.pendingpods td{font-size:12px}
 {{if $r.Setup}}<div class="expect">clusters: {{$r.Setup}}</div>{{end}}
 {{if $r.Steps}}<div><small>clusters ready after {{secs (index $r.Steps 0).Start}}; the steps:</small></div>{{end}}
 <div class="timeline">{{range $s := $r.Steps}}<div class="tl{{if $s.Failed}} failed{{end}}"><span class="lbl">{{$s.Name}} {{secs $s.Duration}}</span><div class="bar" style="left:{{barLeft $r $s}};width:{{barWidth $r $s}}"></div></div>{{end}}</div>
+{{range $a := $r.Autoscalers}}{{hpaChart $r $a}}{{end}}
 <button class="toggle" type="button">show only failures</button>
 {{range $s := $r.Steps}}{{if or $s.Placement $s.Assertions $s.Error $s.Drain}}
 <div class="step{{if $s.Failed}} failed{{end}}">

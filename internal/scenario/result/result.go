@@ -16,6 +16,9 @@ type Scenario struct {
 	Steps    []*Step       `json:"steps"`
 	Duration time.Duration `json:"duration"`
 	Passed   bool          `json:"passed"`
+	// Autoscalers are the HPAs seen during the run, each sampled as its
+	// status changed.
+	Autoscalers []*Autoscaler `json:"autoscalers,omitempty"`
 }
 
 // Step is what came of one step.
