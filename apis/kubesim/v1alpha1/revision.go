@@ -15,8 +15,8 @@ package v1alpha1
 //
 //	Cluster.Usage and HorizontalPodAutoscaler, and the same in a Scenario's clusters.
 //
-// 6: Cluster.TimeScale (a scaled clock), and the same in a Scenario's clusters.
-//	ClusterResourceUsage's label selector (matchLabels, matchExpressions),
+// 6: Cluster.TimeScale (a scaled clock), and the same in a Scenario's clusters;
+// ClusterResourceUsage's label selector (matchLabels, matchExpressions),
 // which Cluster.SetUsage writes: an older binary's CRD would drop it and
 // the usage would cover every pod of the namespace.
 const Revision = 6
