@@ -55,6 +55,9 @@ for p in "$here/$version"/*.diff; do
 	fi
 done
 rm -f "$out/patch.log"
+# A module of its own, so that a `go vet ./...` of a module OUTDIR lies in
+# (build/goclock in kubesim's) does not take the runtime's copy for its own.
+echo "module goclock" >"$out/go.mod"
 {
 	printf '{"Replace":{'
 	sep=
