@@ -193,6 +193,9 @@ func runOne(ctx context.Context, f *File, o Options) *result.Scenario {
 			}
 		}
 		r.result.Duration = time.Since(r.began)
+		if c := clusterclock.Own(); c != nil {
+			r.result.TimeScale = c.Scale
+		}
 		r.term.ScenarioDone(r.result)
 	}()
 	if err := errors.Join(setupErrs...); err != nil {

@@ -193,6 +193,22 @@ func TestTimeScaleNodeFailure(t *testing.T) {
 			within(t, "taint → eviction of "+p.Name, evicted.Sub(tainted.Time), 300*time.Second, 0.05)
 		}
 	})
+
+	t.Run("the clock is kept across stop and start", func(t *testing.T) {
+		e.must("stop", "cluster", "--name", "ten")
+		e.must("start", "cluster", "--name", "ten")
+		if again := e.clusterClock("ten"); again != clock {
+			t.Fatalf("clock after start %+v, want %+v", again, clock)
+		}
+		before := time.Now()
+		cm, err := e.client().CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "restarted"}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cm.CreationTimestamp.Time; got.Before(clock.Now(before).Truncate(time.Second)) || got.After(clock.Now(time.Now())) {
+			t.Errorf("after start, creationTimestamp %s, want the cluster's time %s", got, clock.Now(before))
+		}
+	})
 }
 
 // runningReadyOff counts the pods of selector Running and Ready on nodes

@@ -89,6 +89,11 @@ func (t *Terminal) ScenarioDone(r *result.Scenario) {
 	if !r.Passed {
 		verdict = "FAILED"
 	}
+	if r.TimeScale > 1 {
+		fmt.Fprintf(t.Out, "%s %s in %.1fs of cluster time (%.1fs real at %d×)\n\n", verdict, r.Name,
+			r.Duration.Seconds(), r.Duration.Seconds()/float64(r.TimeScale), r.TimeScale)
+		return
+	}
 	fmt.Fprintf(t.Out, "%s %s in %.1fs\n\n", verdict, r.Name, r.Duration.Seconds())
 }
 

@@ -16,6 +16,9 @@ type Scenario struct {
 	Steps    []*Step       `json:"steps"`
 	Duration time.Duration `json:"duration"`
 	Passed   bool          `json:"passed"`
+	// TimeScale is how many times faster than real time the run's clock
+	// went (0: real time): its durations are in cluster time.
+	TimeScale int32 `json:"timeScale,omitempty"`
 	// Autoscalers are the HPAs seen during the run, each sampled as its
 	// status changed.
 	Autoscalers []*Autoscaler `json:"autoscalers,omitempty"`
