@@ -3,14 +3,11 @@
 package e2e
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 // drainWaves drains pool=old (4 nodes) two at a time after a surge of two
@@ -116,19 +113,7 @@ func TestDrainWaves(t *testing.T) {
 		}
 	}
 
-	chromium := ensureChromium(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	url := "file://" + report
-	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--window-size=1300,1800"}
-	dom, err := exec.CommandContext(ctx, chromium, append(flags, "--dump-dom", url)...).Output()
-	if err != nil {
-		t.Fatalf("chromium --dump-dom: %v", err)
-	}
-	page := string(dom)
-	if !strings.Contains(page, `data-rendered="true"`) || strings.Contains(page, `data-script-errors="`) {
-		t.Errorf("the report's script did not run cleanly: %.500s", page)
-	}
+	page := renderReport(t, report, "1300,1800", "drain-waves-report.png")
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`<td>1/2</td><td>old-0, old-1</td>`),
 		regexp.MustCompile(`<b>default/pair-\S+</b> by PDB <b>pair</b> for <b>[0-9.]+s</b>, then evicted`),
@@ -139,19 +124,4 @@ func TestDrainWaves(t *testing.T) {
 			t.Errorf("the rendered report lacks %s", want)
 		}
 	}
-	shots := os.Getenv("KUBESIM_ARTIFACTS")
-	if shots == "" {
-		shots = dir
-	}
-	if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	shot := filepath.Join(shots, "drain-waves-report.png")
-	if out, err := exec.CommandContext(ctx, chromium, append(flags, "--screenshot="+shot, url)...).CombinedOutput(); err != nil {
-		t.Fatalf("chromium --screenshot: %v\n%s", err, out)
-	}
-	if info, err := os.Stat(shot); err != nil || info.Size() < 10_000 {
-		t.Fatalf("screenshot %s: %v", shot, err)
-	}
-	t.Logf("report screenshot: %s", shot)
 }

@@ -117,32 +117,42 @@ func TestScenarioFailureReport(t *testing.T) {
 		t.Errorf("junit:\n%s", s)
 	}
 
+	dom := renderReport(t, report, "1300,1600", "scenario-report.png")
+	if !strings.Contains(dom, "0 of 1 scenarios passed") || !strings.Contains(dom, "<svg") {
+		t.Errorf("the report lacks its summary or pictures")
+	}
+	if !strings.Contains(dom, "why <b>lonely</b> is Unschedulable") || !strings.Contains(dom, "NodeAffinity: node(s) didn") {
+		t.Errorf("the report lacks the scheduler's explanation of the Pending pod")
+	}
+}
+
+// renderReport loads an HTML report in headless Chromium as a reader
+// would, at a window size such as "1300,1600": it fails t unless the
+// report's script ran cleanly, saves a screenshot named name (in
+// $KUBESIM_ARTIFACTS, else beside the report) and returns the rendered DOM.
+func renderReport(t *testing.T, report, window, name string) string {
+	t.Helper()
 	chromium := ensureChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	url := "file://" + report
-	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--window-size=1300,1600"}
-	dom, err := exec.CommandContext(ctx, chromium, append(flags, "--dump-dom", url)...).Output()
+	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--window-size=" + window}
+	out, err := exec.CommandContext(ctx, chromium, append(flags, "--dump-dom", url)...).Output()
 	if err != nil {
 		t.Fatalf("chromium --dump-dom: %v", err)
 	}
-	if !strings.Contains(string(dom), `data-rendered="true"`) || strings.Contains(string(dom), `data-script-errors="`) {
+	dom := string(out)
+	if !strings.Contains(dom, `data-rendered="true"`) || strings.Contains(dom, `data-script-errors="`) {
 		t.Errorf("the report's script did not run cleanly: %.500s", dom)
-	}
-	if !strings.Contains(string(dom), "0 of 1 scenarios passed") || !strings.Contains(string(dom), "<svg") {
-		t.Errorf("the report lacks its summary or pictures")
-	}
-	if !strings.Contains(string(dom), "why <b>lonely</b> is Unschedulable") || !strings.Contains(string(dom), "NodeAffinity: node(s) didn") {
-		t.Errorf("the report lacks the scheduler's explanation of the Pending pod")
 	}
 	shots := os.Getenv("KUBESIM_ARTIFACTS")
 	if shots == "" {
-		shots = dir
+		shots = filepath.Dir(report)
 	}
 	if err := os.MkdirAll(shots, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	shot := filepath.Join(shots, "scenario-report.png")
+	shot := filepath.Join(shots, name)
 	if out, err := exec.CommandContext(ctx, chromium, append(flags, "--screenshot="+shot, url)...).CombinedOutput(); err != nil {
 		t.Fatalf("chromium --screenshot: %v\n%s", err, out)
 	}
@@ -150,6 +160,7 @@ func TestScenarioFailureReport(t *testing.T) {
 		t.Fatalf("screenshot %s: %v", shot, err)
 	}
 	t.Logf("report screenshot: %s", shot)
+	return dom
 }
 
 // ensureChromium finds Debian's chromium, installing it with apt (sudo

@@ -3,9 +3,7 @@
 package e2e
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -81,36 +79,10 @@ func TestHPASpikeReport(t *testing.T) {
 		}
 	}
 
-	chromium := ensureChromium(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	url := "file://" + report
-	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--window-size=1000,900"}
-	dom, err := exec.CommandContext(ctx, chromium, append(flags, "--dump-dom", url)...).Output()
-	if err != nil {
-		t.Fatalf("chromium --dump-dom: %v", err)
-	}
-	if !strings.Contains(string(dom), `data-rendered="true"`) || strings.Contains(string(dom), `data-script-errors="`) {
-		t.Errorf("the report's script did not run cleanly: %.500s", dom)
-	}
-	if !strings.Contains(string(dom), `class="hpachart"`) || !strings.Contains(string(dom), "1 of 1 scenarios passed") {
+	dom := renderReport(t, report, "1000,900", "hpa-spike-report.png")
+	if !strings.Contains(dom, `class="hpachart"`) || !strings.Contains(dom, "1 of 1 scenarios passed") {
 		t.Errorf("the rendered report lacks its chart or summary")
 	}
-	shots := os.Getenv("KUBESIM_ARTIFACTS")
-	if shots == "" {
-		shots = dir
-	}
-	if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	shot := filepath.Join(shots, "hpa-spike-report.png")
-	if out, err := exec.CommandContext(ctx, chromium, append(flags, "--screenshot="+shot, url)...).CombinedOutput(); err != nil {
-		t.Fatalf("chromium --screenshot: %v\n%s", err, out)
-	}
-	if info, err := os.Stat(shot); err != nil || info.Size() < 10_000 {
-		t.Fatalf("screenshot %s: %v", shot, err)
-	}
-	t.Logf("report screenshot: %s", shot)
 }
 
 // A usage step on a cluster made with usage disabled fails at once, saying
