@@ -39,12 +39,14 @@ func upstreamComponents() []component.Component {
 			// (connection refused, no such file).
 			Quiet: []*regexp.Regexp{regexp.MustCompile(`grpc: addrConn\.createTransport failed to connect to .*(use of closed network connection|operation was canceled)`)}},
 		// Like the scheduler's, its process starts with the API server's
-		// (it waits for /healthz itself, which patch 0005's bootstrap hooks
-		// no longer hold back a second) and create waits until its
-		// informers have synced: a Deployment made the moment create
-		// returns gets its pods at once.
+		// (it waits for /healthz itself), and it writes a file once its
+		// informers have synced. create does not wait for that: it comes
+		// some 0.4–0.5 s after the API server is set up (patch 0005 took
+		// the bootstrap hooks' second out of /healthz; what is left is
+		// mostly upstream building its controllers), which create
+		// would pay in full.
 		{Name: KubeControllerManager, Args: controllerManagerArgs, HeldDuringOutages: true, MemoryWeight: 15,
-			StartAfter: Etcd, Ready: controllerManagerSynced, Prepare: removeControllerManagerSynced,
+			StartAfter: Etcd, Prepare: removeControllerManagerSynced,
 			Identity: &controllerManagerIdentity,
 			// The EndpointSlice controller's topology hints want every
 			// node to have a zone label; simulated nodes have none unless
