@@ -21,12 +21,11 @@ const healthzWait = 10 * time.Second
 
 // newControllerManagerCommand is upstream's controller-manager, which
 // first waits for the API server's /healthz — polling it each second. The
-// controller-manager starts the moment a cluster is set up, when one of
-// the API server's post-start hooks (rbac/bootstrap-roles, which sleeps a
-// second before it looks) still holds /healthz back a few tenths of a
-// second: upstream's first look fails and its controllers start a second
-// late. kubesim looks every grantPoll first, so upstream's first look
-// succeeds.
+// controller-manager starts with the API server, whose post-start hooks
+// hold /healthz back (rbac/bootstrap-roles and the system PriorityClasses'
+// hook sleep a second before they look, unless patch 0005 is applied):
+// upstream's first look fails and its controllers start a second late.
+// kubesim looks every grantPoll first, so upstream's first look succeeds.
 //
 // --synced-file names the file the controller-manager writes once its
 // informers have synced (patch 0004 reads it from the environment; a
