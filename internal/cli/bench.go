@@ -24,9 +24,11 @@ func newBenchCommand() *cobra.Command {
 		newBenchScenarioCommand("floor", "Time the control plane alone (no simulator) creating N pods, deleting them, and creating M nodes", bench.FloorScenario),
 		newBenchScenarioCommand("scale", "Run N pods bound across M nodes, hold them Running, then delete them; report peak memory", bench.ScaleScenario),
 	)
-	// Results depend on the build: say which patches it applied.
+	// Results depend on the build: say which patches it applied, and its
+	// Go runtime's clock.
 	cmd.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
 		fmt.Fprintln(cmd.OutOrStdout(), version.PatchesLine())
+		fmt.Fprintln(cmd.OutOrStdout(), version.ClockLine())
 	}
 	return cmd
 }
