@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kubesim/kubesim/internal/clusterclock"
+
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -338,7 +340,9 @@ func inParallel(ctx context.Context, what string, indexes []int, name func(int) 
 
 // waitReady waits until the group's nodes 0 … Replicas-1 are all Ready.
 func waitReady(ctx context.Context, client kubernetes.Interface, o Options, p *progress) error {
-	n, timeout := o.Replicas, o.Wait
+	// Nodes take real work to be Ready: on a scaled clock (kubesim run's)
+	// the wait is that much longer.
+	n, timeout := o.Replicas, clusterclock.Stretch(o.Wait)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	lister := factory.Core().V1().Nodes().Lister()
