@@ -153,6 +153,7 @@ func controllerManagerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--secure-port=0", // nothing scrapes it; one port fewer to allocate
 		"--leader-elect=false",
 		"--synced-file=" + controllerManagerSyncedFile(d),
+		"--pod-controllers-held-file=" + PodControllersHeldFile(d),
 		"--use-service-account-credentials=true",
 		"--service-account-private-key-file=" + credentials.Path(d, "sa.key"),
 		"--root-ca-file=" + credentials.CAFile(d),
