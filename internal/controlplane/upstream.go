@@ -188,9 +188,12 @@ func ControllersArg(disabled ...string) string {
 }
 
 // PodControllers are the controller-manager's controllers that make and
-// delete pods, and the Deployment controller that makes ReplicaSets.
+// delete pods, the Deployment controller that makes ReplicaSets, and the
+// claim controller that makes a pod's ResourceClaims from its templates
+// (a cloned pod's claim is its own once the clone points the claim at it).
 var PodControllers = []string{"deployment-controller", "replicaset-controller", "statefulset-controller",
-	"daemonset-controller", "job-controller", "cronjob-controller", "replicationcontroller-controller"}
+	"daemonset-controller", "job-controller", "cronjob-controller", "replicationcontroller-controller",
+	"resourceclaim-controller"}
 
 func schedulerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 	args := []string{
