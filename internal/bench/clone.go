@@ -128,8 +128,8 @@ var cloneFloor = Scenario{WithoutKubeletSim: true, Measure: func(ctx context.Con
 // measureClone times `create cluster --from file` until the clone's nodes
 // are Ready and its pods Running, and deletes the clone; steps is what
 // create said meanwhile. Its CPU is that
-// of the components running at the end: the controller-manager's first
-// run (with its pod controllers held) is not in it.
+// of the components running at the end (the controller-manager's run with
+// its pod controllers held is in it: it was the same process).
 func measureClone(ctx context.Context, o CloneOptions, file string, s Size) (Phase, string, error) {
 	var steps strings.Builder
 	p, cleanup, err := throwawayProvider(o.Home, &steps)

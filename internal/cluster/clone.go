@@ -2,12 +2,12 @@ package cluster
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
+	"net"
 	"os"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,15 +25,15 @@ import (
 	"github.com/kubesim/kubesim/internal/snapshot"
 	"github.com/kubesim/kubesim/internal/snapshot/clone"
 	"github.com/kubesim/kubesim/internal/snapshot/export"
-	"github.com/kubesim/kubesim/internal/supervisor"
 )
 
 // createClone makes a cluster a clone of c.From or c.FromContext. The
 // source is read first, so a bad one makes nothing. The cluster is made
 // with the controller-manager's pod controllers held, the snapshot loaded,
-// and only then are they let go (a restart of the cluster): they find each
-// workload with its pods, as in the source, and have nothing to create or
-// delete. A failure after the cluster was made deletes it, unless Retain.
+// and only then are they let go (the controller-manager alone starts
+// again): they find each workload with its pods, as in the source, and
+// have nothing to create or delete. A failure after the cluster was made
+// deletes it, unless Retain.
 func (p *Provider) createClone(ctx context.Context, c *v1alpha1.Cluster, opts CreateOptions) (err error) {
 	if c.From != "" && c.FromContext != "" {
 		return errors.New("from and fromContext (--from, --from-context): give one source to clone")
@@ -42,13 +42,7 @@ func (p *Provider) createClone(ctx context.Context, c *v1alpha1.Cluster, opts Cr
 	if err != nil {
 		return err
 	}
-	kcm := controlplane.KubeControllerManager
-	given := c.ExtraArgs[kcm]
-	c.ExtraArgs = maps.Clone(c.ExtraArgs)
-	if c.ExtraArgs == nil {
-		c.ExtraArgs = map[string][]string{}
-	}
-	c.ExtraArgs[kcm] = append(slices.Clone(given), controlplane.ControllersArg(controlplane.PodControllers...))
+	opts.holdPodControllers = true
 	if err := p.create(ctx, c, opts); err != nil {
 		return err
 	}
@@ -61,6 +55,9 @@ func (p *Provider) createClone(ctx context.Context, c *v1alpha1.Cluster, opts Cr
 			}
 		}
 	}()
+	if err := assignPodCIDRs(objects, c.Networking.PodSubnet, c.NodeCIDRMask()); err != nil {
+		return err
+	}
 	cfg, err := p.RESTConfig(c.Name)
 	if err != nil {
 		return err
@@ -71,14 +68,57 @@ func (p *Provider) createClone(ctx context.Context, c *v1alpha1.Cluster, opts Cr
 		return fmt.Errorf("cloning into %q: %w", c.Name, err)
 	}
 	p.logf(" ✓ Cloned in %.1fs: %s", time.Since(started).Seconds(), result.Summary())
-	if err := p.releasePodControllers(ctx, c.Name, given, opts); err != nil {
-		return err
+	// The controller-manager starts again with its pod controllers; the
+	// rest of the cluster runs on.
+	if err := os.Remove(controlplane.PodControllersHeldFile(clusterdir.For(p.Home, c.Name))); err != nil {
+		return fmt.Errorf("letting the pod controllers go: %w", err)
 	}
+	p.logf(" ✓ Pod controllers let go (the controller-manager starts again with them)")
 	client, err := p.Client(c.Name)
 	if err != nil {
 		return err
 	}
 	return waitCloned(ctx, client, objects, opts.Wait, p.logf)
+}
+
+// assignPodCIDRs gives each Node without one the next pod CIDR of the
+// cluster's pod subnet, as the controller-manager's range allocator would
+// once it has seen the node (it takes those it finds set as used): its
+// pods get addresses, and go Running, the moment they are made, rather
+// than wait for the controller-manager to start and come to their node.
+func assignPodCIDRs(objects []*unstructured.Unstructured, podSubnet string, mask int) error {
+	_, subnet, err := net.ParseCIDR(podSubnet)
+	if err != nil || subnet.IP.To4() == nil {
+		return fmt.Errorf("networking.podSubnet: %q is not an IPv4 CIDR", podSubnet)
+	}
+	held, err := v1alpha1.NodeCIDRs(podSubnet, mask)
+	if err != nil {
+		return err
+	}
+	base := binary.BigEndian.Uint32(subnet.IP.To4())
+	next := 0
+	for _, obj := range objects {
+		if obj.GetKind() != "Node" {
+			continue
+		}
+		if cidr, _, _ := unstructured.NestedString(obj.Object, "spec", "podCIDR"); cidr != "" {
+			continue
+		}
+		if next >= held {
+			return fmt.Errorf("networking.podSubnet: %s holds %d /%d node CIDRs, fewer than the snapshot's nodes; give a larger --pod-subnet", podSubnet, held, mask)
+		}
+		ip := make(net.IP, 4)
+		binary.BigEndian.PutUint32(ip, base+uint32(next)<<(32-mask))
+		cidr := (&net.IPNet{IP: ip, Mask: net.CIDRMask(mask, 32)}).String()
+		if err := unstructured.SetNestedField(obj.Object, cidr, "spec", "podCIDR"); err != nil {
+			return err
+		}
+		if err := unstructured.SetNestedStringSlice(obj.Object, []string{cidr}, "spec", "podCIDRs"); err != nil {
+			return err
+		}
+		next++
+	}
+	return nil
 }
 
 // readCloneSource reads the snapshot file, or exports the context's
@@ -118,37 +158,6 @@ func (p *Provider) readCloneSource(ctx context.Context, c *v1alpha1.Cluster, opt
 	return objects, nil
 }
 
-// releasePodControllers restarts the cluster with the controller-manager's
-// arguments as the user gave them: its pod controllers then run.
-func (p *Provider) releasePodControllers(ctx context.Context, name string, given []string, opts CreateOptions) error {
-	started := time.Now()
-	return p.operate(ctx, name, func(clusterdir.Dir) error {
-		d, c, err := p.open(name)
-		if err != nil {
-			return err
-		}
-		if err := supervisor.Stop(ctx, d, func(string, ...any) {}); err != nil {
-			return err
-		}
-		if len(given) == 0 {
-			delete(c.ExtraArgs, controlplane.KubeControllerManager)
-		} else {
-			c.ExtraArgs[controlplane.KubeControllerManager] = given
-		}
-		if len(c.ExtraArgs) == 0 {
-			c.ExtraArgs = nil
-		}
-		if err := d.Save(c); err != nil {
-			return err
-		}
-		if err := supervisor.Launch(ctx, p.Home, d, opts.Wait); err != nil {
-			return err
-		}
-		p.logf(" ✓ Controllers started on the cloned objects (%.1fs)", time.Since(started).Seconds())
-		return nil
-	})
-}
-
 // waitCloned waits until the cloned nodes are Ready and the cloned pods
 // Running, saying how far it got if they are not within wait. It counts
 // from a watch, not by listing again and again: at 20,000 pods each list
@@ -180,7 +189,7 @@ func waitCloned(ctx context.Context, client kubernetes.Interface, objects []*uns
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%d of %d cloned nodes Ready and %d of %d cloned pods Running after %s; see kubesim logs kubelet-sim", ready, len(nodes), running, len(pods), wait)
-		case <-time.After(500 * time.Millisecond):
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }

@@ -52,3 +52,37 @@ func TestWaitCloned(t *testing.T) {
 		t.Errorf("a pod Pending, one missing: %v", err)
 	}
 }
+
+// Cloned nodes get the pod CIDRs the controller-manager would give them,
+// in order, keeping one a node has; a subnet too small is refused in one
+// line naming the field.
+func TestAssignPodCIDRs(t *testing.T) {
+	node := func(name, cidr string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"kind": "Node", "metadata": map[string]any{"name": name}}}
+		if cidr != "" {
+			_ = unstructured.SetNestedField(u.Object, cidr, "spec", "podCIDR")
+		}
+		return u
+	}
+	pod := &unstructured.Unstructured{Object: map[string]any{"kind": "Pod", "metadata": map[string]any{"name": "p"}}}
+	objects := []*unstructured.Unstructured{node("a", ""), pod, node("b", "10.9.0.0/24"), node("c", "")}
+	if err := assignPodCIDRs(objects, "10.0.0.0/16", 22); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range map[int]string{0: "10.0.0.0/22", 2: "10.9.0.0/24", 3: "10.0.4.0/22"} {
+		got, _, _ := unstructured.NestedString(objects[i].Object, "spec", "podCIDR")
+		if got != want {
+			t.Errorf("%s: podCIDR %q, want %q", objects[i].GetName(), got, want)
+		}
+	}
+	if cidrs, _, _ := unstructured.NestedStringSlice(objects[3].Object, "spec", "podCIDRs"); len(cidrs) != 1 || cidrs[0] != "10.0.4.0/22" {
+		t.Errorf("c: podCIDRs %v", cidrs)
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(pod.Object, "spec"); found {
+		t.Error("a pod was given a pod CIDR")
+	}
+	err := assignPodCIDRs([]*unstructured.Unstructured{node("a", ""), node("b", "")}, "10.0.0.0/22", 22)
+	if err == nil || !strings.HasPrefix(err.Error(), "networking.podSubnet: 10.0.0.0/22 holds 1 /22 node CIDRs") {
+		t.Errorf("too small a subnet: %v", err)
+	}
+}

@@ -35,6 +35,10 @@ type CreateOptions struct {
 	Nodes scale.Options
 	// OwnerPID, if set, is the process whose exit stops the cluster.
 	OwnerPID int
+	// holdPodControllers starts the cluster with the controller-manager's
+	// pod controllers held (controlplane.PodControllersHeldFile), for a
+	// clone to load its objects.
+	holdPodControllers bool
 }
 
 // Create makes a new cluster from c (defaulted and validated here), starts
@@ -115,6 +119,11 @@ func (p *Provider) create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 		p.logf("Warning: %s", warning)
 	}
 
+	if opts.holdPodControllers {
+		if err := os.WriteFile(controlplane.PodControllersHeldFile(d), nil, 0o600); err != nil {
+			return err
+		}
+	}
 	if err := writeClusterFiles(d, c); err != nil {
 		return err
 	}

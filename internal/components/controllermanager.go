@@ -2,6 +2,7 @@ package components
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"time"
@@ -12,7 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+
+	"github.com/kubesim/kubesim/internal/controlplane"
 )
 
 // healthzWait bounds the controller-manager's own wait for the API
@@ -29,17 +33,34 @@ const healthzWait = 10 * time.Second
 //
 // --synced-file names the file the controller-manager writes once its
 // informers have synced (patch 0004 reads it from the environment; a
-// build without the patch writes nothing).
+// build without the patch writes nothing). --pod-controllers-held-file
+// holds the pod controllers while the file exists (podcontrollershold.go).
 func newControllerManagerCommand() *cobra.Command {
 	cmd := controllermanager.NewControllerManagerCommand()
-	var syncedFile string
+	var syncedFile, heldFile string
 	cmd.Flags().StringVar(&syncedFile, "synced-file", "", "kubesim: write this file once the controller-manager's informers have synced")
+	cmd.Flags().StringVar(&heldFile, "pod-controllers-held-file", "", "kubesim: while this file exists, run without the controllers that make pods; once it is gone, start again with them")
 	run := cmd.RunE
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if syncedFile != "" {
 			if err := os.Setenv(ControllerManagerSyncedFileEnv, syncedFile); err != nil {
 				return err
 			}
+		}
+		held, err := holdPodControllers(c.Flags(), heldFile, controlplane.PodControllers)
+		if err != nil {
+			return fmt.Errorf("--pod-controllers-held-file: %w", err)
+		}
+		if held {
+			klog.InfoS("running without the pod controllers until the file is gone", "file", heldFile, "controllers", controlplane.PodControllers)
+			go func() {
+				waitUntilGone(heldFile)
+				klog.InfoS("the pod controllers' hold is lifted: starting again with them", "file", heldFile)
+				if syncedFile != "" {
+					_ = os.Remove(syncedFile) // the next run writes it once synced
+				}
+				execAgain()
+			}()
 		}
 		if f := c.Flags().Lookup("kubeconfig"); f != nil && f.Value.String() != "" {
 			waitForHealthz(c.Context(), f.Value.String())

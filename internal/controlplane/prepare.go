@@ -145,6 +145,14 @@ func controllerManagerSyncedFile(d clusterdir.Dir) string {
 	return filepath.Join(d.Path, "controller-manager.synced")
 }
 
+// PodControllersHeldFile holds the controller-manager's PodControllers
+// while it exists: a clone writes it before its cluster first starts and
+// removes it once the objects are loaded, and the controller-manager then
+// starts again with them (components/podcontrollershold.go).
+func PodControllersHeldFile(d clusterdir.Dir) string {
+	return filepath.Join(d.Path, "pod-controllers.held")
+}
+
 func removeControllerManagerSynced(d clusterdir.Dir, _ *v1alpha1.Cluster) error {
 	if err := os.Remove(controllerManagerSyncedFile(d)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err

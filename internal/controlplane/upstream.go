@@ -155,6 +155,7 @@ func controllerManagerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--secure-port=0", // nothing scrapes it; one port fewer to allocate
 		"--leader-elect=false",
 		"--synced-file=" + controllerManagerSyncedFile(d),
+		"--pod-controllers-held-file=" + PodControllersHeldFile(d),
 		"--use-service-account-credentials=true",
 		"--service-account-private-key-file=" + credentials.Path(d, "sa.key"),
 		"--root-ca-file=" + credentials.CAFile(d),
@@ -189,9 +190,12 @@ func ControllersArg(disabled ...string) string {
 }
 
 // PodControllers are the controller-manager's controllers that make and
-// delete pods, and the Deployment controller that makes ReplicaSets.
+// delete pods, the Deployment controller that makes ReplicaSets, and the
+// claim controller that makes a pod's ResourceClaims from its templates
+// (a cloned pod's claim is its own once the clone points the claim at it).
 var PodControllers = []string{"deployment-controller", "replicaset-controller", "statefulset-controller",
-	"daemonset-controller", "job-controller", "cronjob-controller", "replicationcontroller-controller"}
+	"daemonset-controller", "job-controller", "cronjob-controller", "replicationcontroller-controller",
+	"resourceclaim-controller"}
 
 func schedulerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 	args := []string{

@@ -56,6 +56,12 @@ type Simulator struct {
 
 const podsByNodeIndex = "node"
 
+// podWorkers bring pods along their stages in parallel: as many as a
+// clone creates pods at once (clone.Workers), so that its pods go Running
+// as fast as they come. A pod's step is a status write, which waits on
+// etcd far longer than on CPU.
+const podWorkers = 64
+
 // leaseWorkers renew Leases in parallel: 10,000 nodes renewing every 100 s
 // are 100 writes a second, which at a busy API server's 0.2-0.5 s a write
 // needs 20-50 of them in flight.
@@ -200,7 +206,7 @@ func (s *Simulator) run(ctx context.Context) error {
 		func() { s.leases.run(ctx, leaseWorkers) },
 		func() { members.run(ctx) },
 		func() { s.nodeRunner.run(ctx, 16) },
-		func() { s.podRunner.run(ctx, 32) },
+		func() { s.podRunner.run(ctx, podWorkers) },
 	}
 	if stages != nil {
 		runs = append(runs, func() { stages.run(ctx) })

@@ -9,27 +9,36 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/kubesim/kubesim/internal/snapshot"
 )
 
-// Workers is how many creates run at once.
-const Workers = 32
+// Workers is how many creates run at once: as many as bench floor's load
+// generator. A create waits mostly on etcd, not on CPU, so twice as
+// many at once create twice as many a second until the API server's
+// CPU is used up.
+const Workers = 64
 
 // Options say where to report.
 type Options struct {
@@ -73,12 +82,20 @@ func Load(ctx context.Context, cfg *rest.Config, objects []*unstructured.Unstruc
 	if err != nil {
 		return nil, err
 	}
+	protobuf := rest.CopyConfig(cfg)
+	protobuf.ContentType = "application/vnd.kubernetes.protobuf"
+	protobuf.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	pods, err := corev1client.NewForConfig(protobuf)
+	if err != nil {
+		return nil, err
+	}
 	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
 	l := &loader{
 		client: client,
+		pods:   pods,
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
 		uids:   map[string]string{},
 		result: &Result{Created: map[string]int{}, Existing: map[string]int{}, Unserved: map[string]int{}},
@@ -94,17 +111,26 @@ func Load(ctx context.Context, cfg *rest.Config, objects []*unstructured.Unstruc
 		}
 		start = end
 	}
+	for _, c := range l.claims {
+		if err := l.pointAtPods(ctx, c); err != nil {
+			return l.result, fmt.Errorf("ResourceClaim %s/%s: %s", c.namespace, c.name, strings.Join(strings.Fields(err.Error()), " "))
+		}
+	}
 	return l.result, nil
 }
 
 type loader struct {
 	client dynamic.Interface
+	pods   corev1client.PodsGetter
 	mapper meta.RESTMapper
 	o      Options
 
 	mu     sync.Mutex
 	uids   map[string]string // source uid → the clone's
 	result *Result
+	// claims are the ResourceClaims owned by or reserved for pods, which
+	// come after them: pointed at the pods once those are made.
+	claims []podsClaim
 }
 
 // createAll creates objects of one kind.
@@ -155,17 +181,19 @@ func (l *loader) progress(kind string, done, total int) {
 // uid in the clone under its source uid.
 func (l *loader) create(ctx context.Context, mapping *meta.RESTMapping, obj *unstructured.Unstructured) error {
 	sourceUID := obj.GetAnnotations()[snapshot.SourceUIDAnnotation]
+	claim, forPods := claimOfPods(obj, mapping)
 	l.mu.Lock()
 	dropped := l.repoint(obj)
 	l.result.DroppedOwners += dropped
 	l.mu.Unlock()
-	var res dynamic.ResourceInterface = l.client.Resource(mapping.Resource)
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		res = l.client.Resource(mapping.Resource).Namespace(obj.GetNamespace())
-	}
-	status, hasStatus := obj.Object["status"]
-	made, err := res.Create(ctx, obj, metav1.CreateOptions{})
 	kind := obj.GetKind()
+	var uid types.UID
+	var err error
+	if kind == "Pod" && obj.GetAPIVersion() == "v1" {
+		uid, err = l.createPod(ctx, obj)
+	} else {
+		uid, err = l.createObject(ctx, mapping, obj)
+	}
 	if apierrors.IsAlreadyExists(err) {
 		l.mu.Lock()
 		l.result.Existing[kind]++
@@ -175,21 +203,53 @@ func (l *loader) create(ctx context.Context, mapping *meta.RESTMapping, obj *uns
 	if err != nil {
 		return err
 	}
-	// Status a create drops (a claim's allocation) is written after it;
-	// a Node keeps the capacity it was created with.
-	if hasStatus && kind == "ResourceClaim" {
-		made.Object["status"] = status
-		if _, err := res.UpdateStatus(ctx, made, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("its status: %w", err)
-		}
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if sourceUID != "" {
-		l.uids[sourceUID] = string(made.GetUID())
+		l.uids[sourceUID] = string(uid)
+	}
+	if forPods {
+		l.claims = append(l.claims, claim)
 	}
 	l.result.Created[kind]++
 	return nil
+}
+
+// createObject creates obj through the dynamic client, and its status
+// after it where a create drops it (a claim's allocation; a Node keeps
+// the capacity it was created with).
+func (l *loader) createObject(ctx context.Context, mapping *meta.RESTMapping, obj *unstructured.Unstructured) (types.UID, error) {
+	var res dynamic.ResourceInterface = l.client.Resource(mapping.Resource)
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		res = l.client.Resource(mapping.Resource).Namespace(obj.GetNamespace())
+	}
+	status, hasStatus := obj.Object["status"]
+	made, err := res.Create(ctx, obj, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	if hasStatus && obj.GetKind() == "ResourceClaim" {
+		made.Object["status"] = status
+		if _, err := res.UpdateStatus(ctx, made, metav1.UpdateOptions{}); err != nil {
+			return "", fmt.Errorf("its status: %w", err)
+		}
+	}
+	return made.GetUID(), nil
+}
+
+// createPod creates a pod in protobuf, not JSON: pods are most of a
+// clone, and protobuf costs the API server (decoding the pod, encoding
+// the answer) and this process (decoding the answer) a fraction of JSON.
+func (l *loader) createPod(ctx context.Context, obj *unstructured.Unstructured) (types.UID, error) {
+	pod := &corev1.Pod{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, pod); err != nil {
+		return "", err
+	}
+	made, err := l.pods.Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	return made.UID, nil
 }
 
 // repoint makes obj refer to the clone's objects (l.mu held): owner
@@ -199,6 +259,9 @@ func (l *loader) create(ctx context.Context, mapping *meta.RESTMapping, obj *uns
 func (l *loader) repoint(obj *unstructured.Unstructured) (dropped int) {
 	var owners []metav1.OwnerReference
 	for _, ref := range obj.GetOwnerReferences() {
+		if obj.GetKind() == "ResourceClaim" && ref.Kind == "Pod" {
+			continue // its pod comes later: pointAtPods
+		}
 		if uid, ok := l.uids[string(ref.UID)]; ok {
 			ref.UID = types.UID(uid)
 			owners = append(owners, ref)
@@ -242,6 +305,84 @@ func (l *loader) repoint(obj *unstructured.Unstructured) (dropped int) {
 		unstructured.RemoveNestedField(obj.Object, "status", "reservedFor")
 	}
 	return dropped
+}
+
+// podsClaim is a ResourceClaim owned by pods (made from a pod's template)
+// or reserved for them in the source: both name the pods by their source
+// uids.
+type podsClaim struct {
+	resource        schema.GroupVersionResource
+	namespace, name string
+	owners          []metav1.OwnerReference
+	reservedFor     []any
+}
+
+// claimOfPods is obj's podsClaim, if it is a ResourceClaim of pods.
+func claimOfPods(obj *unstructured.Unstructured, mapping *meta.RESTMapping) (podsClaim, bool) {
+	if obj.GetKind() != "ResourceClaim" {
+		return podsClaim{}, false
+	}
+	c := podsClaim{resource: mapping.Resource, namespace: obj.GetNamespace(), name: obj.GetName()}
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.Kind == "Pod" {
+			c.owners = append(c.owners, ref)
+		}
+	}
+	reserved, _, _ := unstructured.NestedSlice(obj.Object, "status", "reservedFor")
+	for _, r := range reserved {
+		if m, ok := r.(map[string]any); ok && m["resource"] == "pods" && m["apiGroup"] == nil {
+			c.reservedFor = append(c.reservedFor, r)
+		}
+	}
+	return c, len(c.owners) > 0 || len(c.reservedFor) > 0
+}
+
+// pointAtPods gives a claim its owner pods and its reservations for pods
+// again, by the clone's pods' uids (those not cloned are left out): the
+// controller-manager's claim controller finds each pod's claim by its
+// owner, and the kubelet simulator starts a pod once its claims are
+// reserved for it, as the scheduler reserves them for a pod it binds —
+// but a cloned pod comes bound.
+func (l *loader) pointAtPods(ctx context.Context, c podsClaim) error {
+	var owners []metav1.OwnerReference
+	for _, ref := range c.owners {
+		if uid, ok := l.uids[string(ref.UID)]; ok {
+			ref.UID = types.UID(uid)
+			owners = append(owners, ref)
+		} else {
+			l.result.DroppedOwners++
+		}
+	}
+	var reserved []any
+	for _, r := range c.reservedFor {
+		entry := maps.Clone(r.(map[string]any))
+		if uid, ok := l.uids[fmt.Sprint(entry["uid"])]; ok {
+			entry["uid"] = uid
+			reserved = append(reserved, entry)
+		}
+	}
+	res := l.client.Resource(c.resource).Namespace(c.namespace)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		claim, err := res.Get(ctx, c.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if len(owners) > 0 {
+			claim.SetOwnerReferences(append(claim.GetOwnerReferences(), owners...))
+			if claim, err = res.Update(ctx, claim, metav1.UpdateOptions{}); err != nil {
+				return err
+			}
+			owners = nil // made; a conflict after retries the status alone
+		}
+		if len(reserved) == 0 {
+			return nil
+		}
+		if err := unstructured.SetNestedSlice(claim.Object, reserved, "status", "reservedFor"); err != nil {
+			return err
+		}
+		_, err = res.UpdateStatus(ctx, claim, metav1.UpdateOptions{})
+		return err
+	})
 }
 
 // jobUIDLabels are the labels a Job's generated selector matches on, with

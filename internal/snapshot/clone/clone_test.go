@@ -1,9 +1,16 @@
 package clone
 
 import (
+	"context"
 	"testing"
 
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 )
 
@@ -62,5 +69,59 @@ spec:
 	l.repoint(pvc)
 	if a := pvc.GetAnnotations(); len(a) != 1 || a["team"] != "a" {
 		t.Errorf("claim annotations: %v", a)
+	}
+}
+
+// A claim of pods (owned by one, reserved for two) is made without them,
+// its pod owner not counted as dropped, and pointed at the clone's pods
+// once they are made; a pod not cloned is left out of its reservations.
+func TestClaimPointedAtPods(t *testing.T) {
+	claim := obj(t, `
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: web-0-gpu
+  namespace: shop
+  ownerReferences: [{apiVersion: v1, kind: Pod, name: web-0, uid: src-web-0, controller: true}]
+status:
+  allocation: {devices: {results: [{request: gpu, driver: gpu.kubesim.io, pool: n1, device: gpu-0}]}}
+  reservedFor: [{resource: pods, name: web-0, uid: src-web-0}, {resource: pods, name: gone, uid: src-gone}]
+`)
+	gvr := schema.GroupVersionResource{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaims"}
+	c, ok := claimOfPods(claim, &meta.RESTMapping{Resource: gvr})
+	if !ok || len(c.owners) != 1 || len(c.reservedFor) != 2 {
+		t.Fatalf("claim of pods: %v %+v", ok, c)
+	}
+	l := &loader{uids: map[string]string{}, result: &Result{}}
+	if dropped := l.repoint(claim); dropped != 0 || len(claim.GetOwnerReferences()) != 0 {
+		t.Errorf("made with owners %v, %d dropped; want none, none dropped", claim.GetOwnerReferences(), dropped)
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(claim.Object, "status", "reservedFor"); found {
+		t.Error("made with the source's reservations")
+	}
+
+	made := claim.DeepCopy()
+	made.SetUID("new-claim")
+	l.client = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "ResourceClaimList"}, made)
+	l.uids["src-web-0"] = "new-web-0"
+	if err := l.pointAtPods(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.client.Resource(gvr).Namespace("shop").Get(context.Background(), "web-0-gpu", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refs := got.GetOwnerReferences(); len(refs) != 1 || refs[0].UID != "new-web-0" || refs[0].Controller == nil || !*refs[0].Controller {
+		t.Errorf("owners: %v", refs)
+	}
+	reserved, _, _ := unstructured.NestedSlice(got.Object, "status", "reservedFor")
+	if len(reserved) != 1 || reserved[0].(map[string]any)["uid"] != "new-web-0" || reserved[0].(map[string]any)["name"] != "web-0" {
+		t.Errorf("reservedFor: %v", reserved)
+	}
+	if _, found, _ := unstructured.NestedMap(got.Object, "status", "allocation"); !found {
+		t.Error("the allocation was lost")
+	}
+	if l.result.DroppedOwners != 0 {
+		t.Errorf("%d owners dropped", l.result.DroppedOwners)
 	}
 }
