@@ -27,6 +27,8 @@ type source struct {
 	now    func() time.Time
 	// failed is told of each usage that could not be evaluated.
 	failed func(*EvalError)
+	// maps keeps pods' and nodes' maps for expressions between requests.
+	maps *objectMaps
 }
 
 const nodeNameIndex = "spec.nodeName"
@@ -108,7 +110,7 @@ func (s *source) podMetrics(pod *corev1.Pod, node *corev1.Node, now time.Time) (
 	if node == nil {
 		node, _ = s.nodes.Get(pod.Spec.NodeName) // none: expressions see a node without fields
 	}
-	subject := &Subject{Pod: pod, Node: node}
+	subject := &Subject{Pod: pod, Node: node, maps: s.maps}
 	pm := metrics.PodMetrics{
 		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, Labels: pod.Labels, CreationTimestamp: metav1.NewTime(now)},
 		Timestamp:  metav1.NewTime(now),

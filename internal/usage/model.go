@@ -169,6 +169,8 @@ type Subject struct {
 	Pod  *corev1.Pod
 	Node *corev1.Node
 
+	// maps, if set, keeps the objects' maps from one evaluation to the next.
+	maps            *objectMaps
 	podMap, nodeMap map[string]any
 }
 
@@ -244,14 +246,14 @@ func (s *Subject) eval(v value, container *corev1.Container) (float64, error) {
 	}
 	// Made when first read: a node's status makes it the costlier.
 	if s.podMap == nil {
-		s.podMap = objectMap(s.Pod, "Pod")
+		s.podMap = s.maps.of(s.Pod, "Pod")
 	}
 	if s.nodeMap == nil && v.program.Reads("node") {
-		var node runtime.Object // a nil *Node is no nil Object
 		if s.Node != nil {
-			node = s.Node
+			s.nodeMap = s.maps.of(s.Node, "Node")
+		} else {
+			s.nodeMap = objectMap(nil, "Node") // a nil *Node is no nil Object
 		}
-		s.nodeMap = objectMap(node, "Node")
 	}
 	f, err := v.program.Number(map[string]any{"pod": s.podMap, "node": s.nodeMap, "container": s.containerMap(container.Name)})
 	if err != nil {

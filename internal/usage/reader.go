@@ -119,7 +119,7 @@ func (r *reader) podUsage(pod *corev1.Pod, node *corev1.Node, res, container str
 	if node == nil {
 		node, _ = r.src.nodes.Get(pod.Spec.NodeName)
 	}
-	subject := &Subject{Pod: pod, Node: node}
+	subject := &Subject{Pod: pod, Node: node, maps: r.src.maps}
 	var sum float64
 	found := false
 	for i := range pod.Spec.Containers {

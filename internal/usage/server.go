@@ -79,6 +79,12 @@ func Run(ctx context.Context, opts Options) error {
 		window: opts.Window,
 		now:    time.Now,
 		failed: reporter.evalFailed,
+		maps:   newObjectMaps(),
+	}
+	for _, informer := range []cache.SharedIndexInformer{pods.Informer(), nodes.Informer()} {
+		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: src.maps.forget}); err != nil {
+			return err
+		}
 	}
 
 	custom := &metricsProvider{metrics: metrics, pods: pods.Lister(), nodes: nodes.Lister(), now: time.Now, failed: reporter.evalFailed}
