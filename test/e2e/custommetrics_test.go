@@ -189,24 +189,13 @@ spec:
 `)
 	}
 	queue("5")
-	hpa := &autoscalingv2.HorizontalPodAutoscaler{
-		ObjectMeta: metav1.ObjectMeta{Name: "worker", Namespace: "queue"},
-		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "worker"},
-			MinReplicas:    ptr.To[int32](1),
-			MaxReplicas:    5,
-			Metrics: []autoscalingv2.MetricSpec{{
-				Type: autoscalingv2.ExternalMetricSourceType,
-				External: &autoscalingv2.ExternalMetricSource{
-					Metric: autoscalingv2.MetricIdentifier{Name: "queue_length", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"queue": "jobs"}}},
-					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse("10"))},
-				},
-			}},
+	createHPA(t, client, "queue", "worker", 1, 5, autoscalingv2.MetricSpec{
+		Type: autoscalingv2.ExternalMetricSourceType,
+		External: &autoscalingv2.ExternalMetricSource{
+			Metric: autoscalingv2.MetricIdentifier{Name: "queue_length", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"queue": "jobs"}}},
+			Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse("10"))},
 		},
-	}
-	if _, err := client.AutoscalingV2().HorizontalPodAutoscalers("queue").Create(ctx, hpa, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	eventually(t, 60*time.Second, "the HPA to read a queue of 5", func() error {
 		h, err := client.AutoscalingV2().HorizontalPodAutoscalers("queue").Get(ctx, "worker", metav1.GetOptions{})
 		if err != nil {
@@ -250,24 +239,13 @@ spec:
 `)
 	}
 	rps("30")
-	hpa := &autoscalingv2.HorizontalPodAutoscaler{
-		ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "rps"},
-		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "api"},
-			MinReplicas:    ptr.To[int32](2),
-			MaxReplicas:    4,
-			Metrics: []autoscalingv2.MetricSpec{{
-				Type: autoscalingv2.PodsMetricSourceType,
-				Pods: &autoscalingv2.PodsMetricSource{
-					Metric: autoscalingv2.MetricIdentifier{Name: "requests_per_second"},
-					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse("10"))},
-				},
-			}},
+	createHPA(t, client, "rps", "api", 2, 4, autoscalingv2.MetricSpec{
+		Type: autoscalingv2.PodsMetricSourceType,
+		Pods: &autoscalingv2.PodsMetricSource{
+			Metric: autoscalingv2.MetricIdentifier{Name: "requests_per_second"},
+			Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptr.To(resource.MustParse("10"))},
 		},
-	}
-	if _, err := client.AutoscalingV2().HorizontalPodAutoscalers("rps").Create(ctx, hpa, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	waitReplicas(t, client, "rps", "api", 4)
 	rps("1")
 	waitReplicas(t, client, "rps", "api", 2)

@@ -323,20 +323,7 @@ spec:
 `, cpu))
 		}
 		setUsage("150m")
-		hpa := &autoscalingv2.HorizontalPodAutoscaler{
-			ObjectMeta: metav1.ObjectMeta{Name: "api"},
-			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "api"},
-				MinReplicas:    ptr.To[int32](2),
-				MaxReplicas:    4,
-				Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
-					Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)},
-				}}},
-			},
-		}
-		if _, err := client.AutoscalingV2().HorizontalPodAutoscalers("default").Create(ctx, hpa, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		createHPA(t, client, "default", "api", 2, 4, cpuUtilization(50))
 		waitReplicas := func(want int32, within time.Duration) *autoscalingv2.HorizontalPodAutoscaler {
 			t.Helper()
 			var got *autoscalingv2.HorizontalPodAutoscaler

@@ -321,22 +321,7 @@ spec:
 `)
 	}
 	load("40m") // 40 % of the request: under the target, 2 replicas stay
-	hpa := &autoscalingv2.HorizontalPodAutoscaler{
-		ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "hpa"},
-		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "api"},
-			MinReplicas:    ptr.To[int32](2),
-			MaxReplicas:    6,
-			Metrics: []autoscalingv2.MetricSpec{{
-				Type: autoscalingv2.ResourceMetricSourceType,
-				Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU,
-					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)}},
-			}},
-		},
-	}
-	if _, err := client.AutoscalingV2().HorizontalPodAutoscalers("hpa").Create(ctx, hpa, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createHPA(t, client, "hpa", "api", 2, 6, cpuUtilization(50))
 	// kubectl get hpa shows the current utilisation the controller read.
 	eventually(t, 60*time.Second, "the HPA to read 40% CPU", func() error {
 		h, err := client.AutoscalingV2().HorizontalPodAutoscalers("hpa").Get(ctx, "api", metav1.GetOptions{})
@@ -429,4 +414,30 @@ func errOf(r result) error {
 		return fmt.Errorf("exit %d", r.code)
 	}
 	return nil
+}
+
+// createHPA makes an autoscaling/v2 HPA named name over the Deployment of
+// the same name, between min and max replicas, on one metric.
+func createHPA(t *testing.T, client kubernetes.Interface, namespace, name string, min, max int32, metric autoscalingv2.MetricSpec) {
+	t.Helper()
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
+			MinReplicas:    ptr.To(min),
+			MaxReplicas:    max,
+			Metrics:        []autoscalingv2.MetricSpec{metric},
+		},
+	}
+	if _, err := client.AutoscalingV2().HorizontalPodAutoscalers(namespace).Create(context.Background(), hpa, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cpuUtilization is an HPA metric: the pods' average CPU at percent of
+// their request.
+func cpuUtilization(percent int32) autoscalingv2.MetricSpec {
+	return autoscalingv2.MetricSpec{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+		Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(percent)},
+	}}
 }
