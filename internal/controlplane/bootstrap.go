@@ -3,6 +3,7 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -39,9 +40,13 @@ func bootstrapThenReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Clust
 	if err := bootstrap(ctx, d, c); err != nil {
 		return err
 	}
-	return wait.PollUntilContextTimeout(ctx, bootstrapPoll, time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, bootstrapPoll, time.Minute, true, func(ctx context.Context) (bool, error) {
 		return APIServerReady(ctx, d, c) == nil, nil
 	})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(APIServerSetUpFile(d), nil, 0o600)
 }
 
 // bootstrap writes, as the admin, what kubesim's own components need in

@@ -14,6 +14,7 @@ import (
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/credentials"
 	"github.com/kubesim/kubesim/internal/pki"
+	"github.com/kubesim/kubesim/internal/version"
 )
 
 // The files components read, each written by the component's Prepare
@@ -139,10 +140,18 @@ func schedulerSynced(_ context.Context, d clusterdir.Dir, _ *v1alpha1.Cluster) e
 }
 
 // controllerManagerSyncedFile is written by the controller-manager once
-// its informers have synced (patch 0004; a build without it writes none).
-// It is removed before each start.
+// its informers have synced (patch 0004). It is removed before each start.
 func controllerManagerSyncedFile(d clusterdir.Dir) string {
 	return filepath.Join(d.Path, "controller-manager.synced")
+}
+
+// APIServerSetUpFile exists once kubesim has bootstrapped the API server
+// (bootstrapThenReady): the RBAC policy and CRDs are there and it is ready.
+// The controller-manager waits for it before it builds its controllers.
+// The supervisor removes it as it starts (not as the API server restarts:
+// what bootstrap wrote stays in etcd).
+func APIServerSetUpFile(d clusterdir.Dir) string {
+	return filepath.Join(d.Path, "kube-apiserver.set-up")
 }
 
 // PodControllersHeldFile holds the controller-manager's PodControllers
@@ -151,6 +160,23 @@ func controllerManagerSyncedFile(d clusterdir.Dir) string {
 // starts again with them (components/podcontrollershold.go).
 func PodControllersHeldFile(d clusterdir.Dir) string {
 	return filepath.Join(d.Path, "pod-controllers.held")
+}
+
+// controllerManagerSyncedPatch writes that file; a build without it (a
+// `go install`) has nothing to wait for.
+const controllerManagerSyncedPatch = "k8s.io/kubernetes/0004-controller-manager-mark-informers-synced.patch"
+
+// controllerManagerSynced is the controller-manager's readiness: its
+// informers hold every object there was when it started, so a Deployment
+// made now gets its ReplicaSet and pods at once.
+func controllerManagerSynced(_ context.Context, d clusterdir.Dir, _ *v1alpha1.Cluster) error {
+	if !version.HasPatch(controllerManagerSyncedPatch) {
+		return nil
+	}
+	if _, err := os.Stat(controllerManagerSyncedFile(d)); err != nil {
+		return errors.New("kube-controller-manager has not synced its informers yet")
+	}
+	return nil
 }
 
 func removeControllerManagerSynced(d clusterdir.Dir, _ *v1alpha1.Cluster) error {

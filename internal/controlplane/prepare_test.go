@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/credentials"
 	"github.com/kubesim/kubesim/internal/dpdb"
+	"github.com/kubesim/kubesim/internal/version"
 )
 
 // newCluster writes a new cluster's credentials, as create does.
@@ -96,5 +98,43 @@ func TestUpgradeBringsAnUnversionedClusterUpToDate(t *testing.T) {
 	c.Status.FormatVersion = FormatVersion + 1
 	if _, err := Upgrade(d, c); err == nil || !strings.Contains(err.Error(), "newer kubesim") {
 		t.Errorf("a cluster of a newer format: %v", err)
+	}
+}
+
+// The patch create waits on for the controller-manager exists under that
+// name: renamed, a make build would silently stop waiting.
+func TestControllerManagerSyncedPatchExists(t *testing.T) {
+	if _, err := os.Stat(filepath.Join("..", "..", "patches", controllerManagerSyncedPatch)); err != nil {
+		t.Fatalf("controllerManagerSyncedPatch names no patch: %v", err)
+	}
+}
+
+// With the patch, the controller-manager is ready once its synced file
+// exists; without it (a go install build) at once, there being no file to
+// wait for.
+func TestControllerManagerSynced(t *testing.T) {
+	old := version.Patches
+	defer func() { version.Patches = old }()
+	d := clusterdir.Dir{Path: t.TempDir()}
+
+	version.Patches = ""
+	if err := controllerManagerSynced(t.Context(), d, nil); err != nil {
+		t.Errorf("without patch 0004: %v, want ready at once", err)
+	}
+	version.Patches = "k8s.io/kubernetes/0001-x.patch," + controllerManagerSyncedPatch
+	if err := controllerManagerSynced(t.Context(), d, nil); err == nil {
+		t.Error("with patch 0004 and no synced file: ready, want not yet")
+	}
+	if err := os.WriteFile(controllerManagerSyncedFile(d), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := controllerManagerSynced(t.Context(), d, nil); err != nil {
+		t.Errorf("with patch 0004 and the synced file: %v, want ready", err)
+	}
+	if err := removeControllerManagerSynced(d, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := controllerManagerSynced(t.Context(), d, nil); err == nil {
+		t.Error("ready after the synced file was removed for a new start")
 	}
 }

@@ -50,7 +50,13 @@ func etcdReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
 
 // APIServerReady asks the API server's /readyz endpoint, as the admin.
 func APIServerReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
-	return askAPIServer(ctx, d, c, "/readyz?exclude="+strings.Join(upstreamBootstrapHooks, "&exclude="))
+	return askAPIServer(ctx, d, c, APIServerReadyPath())
+}
+
+// APIServerReadyPath is the API server's readiness without the post-start
+// hooks whose objects kubesim writes itself (upstreamBootstrapHooks).
+func APIServerReadyPath() string {
+	return "/readyz?exclude=" + strings.Join(upstreamBootstrapHooks, "&exclude=")
 }
 
 // apiServerServing asks whether the API server serves requests and reaches

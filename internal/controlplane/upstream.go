@@ -38,15 +38,14 @@ func upstreamComponents() []component.Component {
 			// still dials them: not etcd failing, which says otherwise
 			// (connection refused, no such file).
 			Quiet: []*regexp.Regexp{regexp.MustCompile(`grpc: addrConn\.createTransport failed to connect to .*(use of closed network connection|operation was canceled)`)}},
-		// Like the scheduler's, its process starts with the API server's
-		// (it waits for /healthz itself), and it writes a file once its
-		// informers have synced. create does not wait for that: it comes
-		// some 0.4–0.5 s after the API server is set up (patch 0005 took
-		// the bootstrap hooks' second out of /healthz; what is left is
-		// mostly upstream building its controllers), which create
-		// would pay in full.
+		// Like the scheduler's, its process starts with the API server's.
+		// It waits until kubesim has bootstrapped the API server (with
+		// patch 0006 not also for upstream's /healthz, which waits for the
+		// bootstrap hooks' own one-at-a-time writes of the same policy),
+		// and create waits until its informers have synced (patch 0004):
+		// a Deployment made the moment create returns gets its pods at once.
 		{Name: KubeControllerManager, Args: controllerManagerArgs, HeldDuringOutages: true, MemoryWeight: 15,
-			StartAfter: Etcd, Prepare: removeControllerManagerSynced,
+			StartAfter: Etcd, Ready: controllerManagerSynced, Prepare: removeControllerManagerSynced,
 			Identity: &controllerManagerIdentity,
 			// The EndpointSlice controller's topology hints want every
 			// node to have a zone label; simulated nodes have none unless
@@ -155,6 +154,7 @@ func controllerManagerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--secure-port=0", // nothing scrapes it; one port fewer to allocate
 		"--leader-elect=false",
 		"--synced-file=" + controllerManagerSyncedFile(d),
+		"--api-server-set-up-file=" + APIServerSetUpFile(d),
 		"--pod-controllers-held-file=" + PodControllersHeldFile(d),
 		"--use-service-account-credentials=true",
 		"--service-account-private-key-file=" + credentials.Path(d, "sa.key"),

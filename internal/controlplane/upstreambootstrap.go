@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -44,12 +46,19 @@ func writeUpstreamDefaults(ctx context.Context, client kubernetes.Interface) err
 	for _, b := range append(bootstrappolicy.ClusterRoleBindings(), bootstrappolicy.ControllerRoleBindings()...) {
 		add("ClusterRoleBinding "+b.Name, func() error { _, err := rbac.ClusterRoleBindings().Create(ctx, &b, opts); return err })
 	}
+	for _, name := range controllerServiceAccounts() {
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceSystem}}
+		add("ServiceAccount "+name, func() error {
+			_, err := client.CoreV1().ServiceAccounts(metav1.NamespaceSystem).Create(ctx, sa, opts)
+			return err
+		})
+	}
 	for _, pc := range schedulingapiv1.SystemPriorityClasses() {
 		add("PriorityClass "+pc.Name, func() error { _, err := client.SchedulingV1().PriorityClasses().Create(ctx, pc, opts); return err })
 	}
 	// Namespaced roles need their namespace, which the API server's own
 	// controller may not have made yet.
-	namespaces := map[string]bool{}
+	namespaces := map[string]bool{metav1.NamespaceSystem: true}
 	for ns := range bootstrappolicy.NamespaceRoles() {
 		namespaces[ns] = true
 	}
@@ -77,4 +86,23 @@ func writeUpstreamDefaults(ctx context.Context, client kubernetes.Interface) err
 		g.Go(w)
 	}
 	return g.Wait()
+}
+
+// controllerServiceAccounts are the service accounts of the
+// controller-manager's controllers (the subjects of upstream's controller
+// role bindings). With --use-service-account-credentials it looks each up
+// as it builds its controllers, one at a time, and creates the missing
+// ones: made here, many at a time, they cost it one read each. Those of
+// controllers that do not run here (cloud ones, ones behind a feature
+// gate) are made too, as their bindings are.
+func controllerServiceAccounts() []string {
+	var names []string
+	for _, b := range bootstrappolicy.ControllerRoleBindings() {
+		for _, s := range b.Subjects {
+			if s.Kind == rbacv1.ServiceAccountKind && s.Namespace == metav1.NamespaceSystem {
+				names = append(names, s.Name)
+			}
+		}
+	}
+	return names
 }

@@ -96,6 +96,10 @@ func Supervise(ctx context.Context, opts Options) error {
 		}
 		logger.Printf("brought the cluster's files up to format %d", cfg.Status.FormatVersion)
 	}
+	// Written again once this start has set the API server up.
+	if err := os.Remove(controlplane.APIServerSetUpFile(d)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package version
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -20,4 +21,10 @@ func patchesLine(stamped string) string {
 		return "patches: none (built without make: upstream modules as released)"
 	}
 	return "patches: " + strings.ReplaceAll(stamped, ",", ", ")
+}
+
+// HasPatch says whether the build applied the patch MODULE/FILE: code that
+// relies on what a patch adds asks first, so a build without it still works.
+func HasPatch(name string) bool {
+	return Patches != "" && slices.Contains(strings.Split(Patches, ","), name)
 }

@@ -264,29 +264,31 @@ func (b *safeBuffer) String() string {
 	return b.buf.String()
 }
 
-// checkSyncedAtReady: create and start return only once the scheduler has
-// synced its informers (its own readiness, recorded before the cluster
-// counts as started), so a pod made at once is scheduled at once. The
-// controller-manager says when its informers have synced with a file
-// (patch 0004), which create does not wait for: it appears soon after.
+// checkSyncedAtReady: create and start return only once the scheduler and
+// the controller-manager have synced their informers (their own
+// readiness, recorded before the cluster counts as started), so a pod made
+// at once is scheduled at once and a Deployment gets its pods at once.
+// Before, they were merely started.
 func checkSyncedAtReady(t *testing.T, home, cluster string) {
 	t.Helper()
 	events, err := supervisor.Startup(clusterdir.For(home, cluster))
 	if err != nil {
 		t.Fatal(err)
 	}
-	synced := false
+	synced := map[string]bool{}
 	for _, ev := range events {
 		switch {
-		case ev.Event == supervisor.EventReady && ev.Component == controlplane.KubeScheduler:
-			synced = true
-		case ev.Event == supervisor.EventClusterStarted && !synced:
-			t.Fatalf("cluster %q started before kube-scheduler synced: %+v", cluster, events)
+		case ev.Event == supervisor.EventReady:
+			synced[ev.Component] = true
 		case ev.Event == supervisor.EventClusterStarted:
-			eventually(t, 30*time.Second, "the controller-manager's synced file", func() error {
-				_, err := os.Stat(filepath.Join(clusterdir.For(home, cluster).Path, "controller-manager.synced"))
-				return err
-			})
+			for _, comp := range []string{controlplane.KubeScheduler, controlplane.KubeControllerManager} {
+				if !synced[comp] {
+					t.Fatalf("cluster %q started before %s synced: %+v", cluster, comp, events)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(clusterdir.For(home, cluster).Path, "controller-manager.synced")); err != nil {
+				t.Fatalf("cluster %q started without the controller-manager's synced file: %v", cluster, err)
+			}
 			return
 		}
 	}
