@@ -86,7 +86,7 @@ func (r *reader) current(kind, namespace, name, res, container string) (float64,
 		var sum float64
 		for _, obj := range pods {
 			pod := obj.(*corev1.Pod)
-			if pod.Status.Phase != corev1.PodRunning {
+			if !hasMetrics(pod) {
 				continue
 			}
 			v, err := r.podUsage(pod, node, res, "")
