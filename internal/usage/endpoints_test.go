@@ -45,6 +45,9 @@ func (f fakeUsage) Usage(kind, namespace, name, res, container string, cumulativ
 func kubeletRequest(path, caller string) *http.Request {
 	r := httptest.NewRequest(http.MethodGet, path, nil)
 	r.Host = "10.64.0.1:10250"
+	if path == "/healthz" {
+		r.Host = "127.0.0.1:6443"
+	}
 	if caller != "" {
 		r.TLS = &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{{Subject: pkix.Name{CommonName: caller}}}}}
 	}
@@ -147,7 +150,8 @@ request_duration_seconds_count 9
 		{"/metrics/nodes/node-9/metrics/resource", "apiserver", http.StatusNotFound, "node node-9"},
 		{"/metrics/cadvisor", "apiserver", http.StatusNotFound, "no kwok.x-k8s.io Metric serves"},
 		{"/containerLogs/default/web/app", "apiserver", http.StatusNotImplemented, "node 10.64.0.1 is simulated"},
-		{"/healthz", "apiserver", http.StatusNotImplemented, "node 10.64.0.1 is simulated"},
+		{"/exec/default/web/app", "apiserver", http.StatusNotImplemented, "node 10.64.0.1 is simulated"},
+		{"/healthz", "apiserver", http.StatusNotImplemented, "this node is simulated"}, // by the node proxy: Host is the API server's
 	} {
 		rec := httptest.NewRecorder()
 		port.ServeHTTP(rec, kubeletRequest(tc.path, tc.caller))

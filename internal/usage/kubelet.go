@@ -90,11 +90,7 @@ func (k *kubeletPort) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("no kwok.x-k8s.io Metric serves %s %s on a simulated node (kubectl get metrics.kwok.x-k8s.io)", r.Method, r.URL.Path), http.StatusNotFound)
 		return
 	default:
-		host, _, err := net.SplitHostPort(r.Host)
-		if err != nil {
-			host = r.Host
-		}
-		http.Error(w, kubeletsim.Refusal(host), http.StatusNotImplemented)
+		http.Error(w, kubeletsim.Refusal(nodeAddress(r.Host)), http.StatusNotImplemented)
 		return
 	}
 	node, err := k.nodes.Get(nodeName)
@@ -125,4 +121,18 @@ func (k *kubeletPort) podsOf(node string) []*corev1.Pod {
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
 	})
 	return pods
+}
+
+// nodeAddress is the node's address the API server dialled, as the request
+// names it: its logs and exec do, its node proxy names the API server's
+// own (loopback) instead, and then it is not known.
+func nodeAddress(hostport string) string {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsLoopback() {
+		return ""
+	}
+	return host
 }
