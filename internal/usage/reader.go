@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -90,6 +91,15 @@ func (r *reader) current(kind, namespace, name, res, container string) (float64,
 				continue
 			}
 			v, err := r.podUsage(pod, node, res, "")
+			var ee *EvalError
+			if errors.As(err, &ee) {
+				// Left out, as NodeMetrics leaves it: the node's usage
+				// is that metrics.k8s.io serves.
+				if r.src.failed != nil {
+					r.src.failed(ee)
+				}
+				continue
+			}
 			if err != nil {
 				return 0, now, err
 			}
