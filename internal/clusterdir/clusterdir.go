@@ -121,6 +121,10 @@ func (d Dir) Logs() string           { return filepath.Join(d.Path, "logs") }
 func (d Dir) Log(name string) string { return filepath.Join(d.Logs(), name+".log") }
 func (d Dir) AuditPolicy() string    { return filepath.Join(d.Path, "audit-policy.yaml") }
 
+// KubeletSocket is where usage-metrics serves the simulated nodes' kubelet
+// port, which the API server reaches through the egress proxy.
+func (d Dir) KubeletSocket() string { return filepath.Join(d.Path, "kubelet.sock") }
+
 // ComponentKubeconfig is the kubeconfig a control-plane component uses.
 func (d Dir) ComponentKubeconfig(component string) string {
 	return filepath.Join(d.PKI(), component+".kubeconfig")

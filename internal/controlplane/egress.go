@@ -19,10 +19,12 @@ import (
 // The API server reaches nodes, pods and Services (kubectl logs, exec,
 // attach, port-forward, the proxy subresources, webhooks) through an HTTP
 // CONNECT proxy on a unix socket that the supervisor serves. Simulated
-// kubelets and pods do not exist, so they get a clear refusal at once
-// instead of a DNS error or a hang, and nothing simulated ever reaches off
-// this machine: only loopback addresses (a user's own webhook server, say)
-// are connected through.
+// pods do not exist, so they get a clear refusal at once instead of a DNS
+// error or a hang, and nothing simulated ever reaches off this machine:
+// only loopback addresses (a user's own webhook server, say) are connected
+// through. A node's kubelet port is connected to usage-metrics' kubelet
+// socket, which serves KWOK's Metric paths (the API server's node proxy)
+// and refuses the rest itself; without usage-metrics it is refused here.
 
 const egressConfig = `apiVersion: apiserver.k8s.io/v1beta1
 kind: EgressSelectorConfiguration
@@ -44,9 +46,10 @@ func egressConfigFile(d clusterdir.Dir) string { return filepath.Join(d.Path, "e
 const maxSocketPath = 107
 
 // CheckSocketPath fails if the cluster's directory is too deep for its
-// egress socket, which the supervisor could then never serve.
+// sockets (the egress proxy's, the kubelet port's, the longer), which could
+// then never be served.
 func CheckSocketPath(d clusterdir.Dir) error {
-	if sock := egressSocket(d); len(sock) > maxSocketPath {
+	if sock := d.KubeletSocket(); len(sock) > maxSocketPath {
 		return fmt.Errorf("the cluster's socket %s would be %d bytes long, and unix sockets allow %d: "+
 			"set KUBESIM_HOME to a shorter directory, or choose a shorter --name", sock, len(sock), maxSocketPath)
 	}
@@ -72,13 +75,15 @@ func ServeEgress(ctx context.Context, d clusterdir.Dir, logf func(string, ...any
 			if err != nil {
 				return
 			}
-			go handleConnect(conn, logf)
+			go handleConnect(conn, d.KubeletSocket(), logf)
 		}
 	}()
 	return nil
 }
 
-func handleConnect(conn net.Conn, logf func(string, ...any)) {
+// handleConnect answers one CONNECT: to a node's kubelet port by the
+// kubelet socket, to loopback by TCP, to the rest with a refusal.
+func handleConnect(conn net.Conn, kubeletSocket string, logf func(string, ...any)) {
 	defer conn.Close()
 	br := bufio.NewReader(conn)
 	req, err := http.ReadRequest(br)
@@ -91,18 +96,24 @@ func handleConnect(conn net.Conn, logf func(string, ...any)) {
 		fmt.Fprint(conn, "HTTP/1.1 400 kubesim egress proxy: bad address\r\n\r\n")
 		return
 	}
-	if why := refusal(host, port); why != "" {
-		fmt.Fprintf(conn, "HTTP/1.1 501 kubesim: %s\r\n\r\n", why)
-		return
+	var target net.Conn
+	if port == strconv.Itoa(kubeletsim.DefaultKubeletPort) {
+		target, err = net.DialTimeout("unix", kubeletSocket, time.Second)
 	}
-	target, err := net.DialTimeout("tcp", req.Host, 10*time.Second)
-	if err != nil {
-		fmt.Fprintf(conn, "HTTP/1.1 502 kubesim egress proxy: %v\r\n\r\n", err)
-		return
+	if target == nil {
+		if why := refusal(host, port); why != "" {
+			fmt.Fprintf(conn, "HTTP/1.1 501 kubesim: %s\r\n\r\n", why)
+			return
+		}
+		target, err = net.DialTimeout("tcp", req.Host, 10*time.Second)
+		if err != nil {
+			fmt.Fprintf(conn, "HTTP/1.1 502 kubesim egress proxy: %v\r\n\r\n", err)
+			return
+		}
+		logf("egress: connected %s", req.Host) // not scrapes of nodes: each would be a line
 	}
 	defer target.Close()
 	fmt.Fprint(conn, "HTTP/1.1 200 Connection established\r\n\r\n")
-	logf("egress: connected %s", req.Host)
 	done := make(chan struct{}, 2)
 	go func() { _, _ = io.Copy(target, br); done <- struct{}{} }()
 	go func() { _, _ = io.Copy(conn, target); done <- struct{}{} }()
@@ -112,8 +123,7 @@ func handleConnect(conn net.Conn, logf func(string, ...any)) {
 // refusal says why the proxy will not connect to host:port, or "" if it will.
 func refusal(host, port string) string {
 	if port == strconv.Itoa(kubeletsim.DefaultKubeletPort) {
-		return fmt.Sprintf("node %s is simulated, its pods run no containers: "+
-			"logs, exec, attach, port-forward and the node proxy are not available", host)
+		return kubeletsim.Refusal(host)
 	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		return fmt.Sprintf("%s is simulated (a node, pod or Service of this cluster): nothing serves it, "+

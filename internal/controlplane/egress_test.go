@@ -1,6 +1,10 @@
 package controlplane
 
 import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
 	"strings"
 	"testing"
 
@@ -32,5 +36,46 @@ func TestCheckSocketPath(t *testing.T) {
 	deep := clusterdir.For("/"+strings.Repeat("d", 90), "blue")
 	if err := CheckSocketPath(deep); err == nil || !strings.Contains(err.Error(), "KUBESIM_HOME") {
 		t.Errorf("a home too deep for a unix socket: %v", err)
+	}
+}
+
+// A node's kubelet port is connected to the kubelet socket while
+// usage-metrics serves it, and refused without it.
+func TestEgressKubeletPort(t *testing.T) {
+	d := clusterdir.For(t.TempDir(), "blue")
+	if err := os.MkdirAll(d.Path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	connect := func() string {
+		t.Helper()
+		client, server := net.Pipe()
+		defer client.Close()
+		go handleConnect(server, d.KubeletSocket(), t.Logf)
+		fmt.Fprint(client, "CONNECT 10.64.0.1:10250 HTTP/1.1\r\nHost: 10.64.0.1:10250\r\n\r\n")
+		status, err := bufio.NewReader(client).ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		return status
+	}
+	if got := connect(); !strings.Contains(got, "501") || !strings.Contains(got, "node 10.64.0.1 is simulated") {
+		t.Errorf("without the kubelet socket: %q", got)
+	}
+	l, err := net.Listen("unix", d.KubeletSocket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	if got := connect(); !strings.Contains(got, "200") {
+		t.Errorf("with the kubelet socket: %q", got)
 	}
 }

@@ -129,8 +129,15 @@ func apiServerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--proxy-client-cert-file=" + credentials.Path(d, apiServerWebhookClient.File+".crt"),
 		"--proxy-client-key-file=" + credentials.Path(d, apiServerWebhookClient.File+".key"),
 		// Nodes are reached by address, through the egress proxy, which
-		// refuses them: never by name, which the host's DNS would be asked.
+		// connects their kubelet port to usage-metrics (KWOK's Metric
+		// paths) or refuses it: never by name, which the host's DNS would
+		// be asked. The API server presents the same client certificate
+		// to kubelets as to webhooks and aggregated APIs; it does not
+		// verify a kubelet's (no --kubelet-certificate-authority): a
+		// simulated node's address is no name a certificate could carry.
 		"--kubelet-preferred-address-types=InternalIP",
+		"--kubelet-client-certificate=" + credentials.Path(d, apiServerWebhookClient.File+".crt"),
+		"--kubelet-client-key=" + credentials.Path(d, apiServerWebhookClient.File+".key"),
 		// Pods are read and watched from etcd, not from a watch cache. The
 		// cache holds every pod and, for the last 75 s of writes, each
 		// version a write replaced: at 10,000 pods 1.5 of the API server's

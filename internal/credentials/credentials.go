@@ -32,7 +32,8 @@ const (
 )
 
 // APIServerWebhookClientUser is the API server's client certificate's
-// common name when it calls kubesim's own webhooks, which accept no other.
+// common name when it calls kubesim's own webhooks, aggregated APIs and
+// simulated kubelets, which accept no other.
 const APIServerWebhookClientUser = "kubesim:apiserver-webhook-client"
 
 const (

@@ -24,6 +24,20 @@ const FakeNodeAnnotation = "kwok.x-k8s.io/node"
 // kubelet unless told otherwise: a real kubelet's.
 const DefaultKubeletPort = 10250
 
+// Refusal is what a simulated node's kubelet port answers to what it
+// cannot do (the API server's logs, exec, attach, port-forward and node
+// proxy): one line, whether the egress proxy refuses the connection or
+// usage-metrics, which serves KWOK's Metric paths there, the request.
+// node is its address, if known.
+func Refusal(node string) string {
+	who := "this node"
+	if node != "" {
+		who = "node " + node
+	}
+	return who + " is simulated, its pods run no containers: logs, exec, attach, port-forward and the kubelet's endpoints " +
+		"are not available (only the paths of kwok.x-k8s.io Metrics are served, by usage-metrics)"
+}
+
 // Options configure a simulator.
 type Options struct {
 	// Config reaches the cluster; if nil, Run builds it from Kubeconfig.

@@ -88,7 +88,11 @@ func compile(env *cel.Env, src string) (*Program, error) {
 // expression that reads a field the object lacks is an error, as CEL has it
 // (guard with has()); one over the budget wraps ErrOverBudget.
 func (p *Program) Eval(obj map[string]any) (ref.Val, error) {
-	v, _, err := p.prg.ContextEval(context.Background(), map[string]any{"self": obj})
+	return p.evalVars(map[string]any{"self": obj})
+}
+
+func (p *Program) evalVars(vars map[string]any) (ref.Val, error) {
+	v, _, err := p.prg.ContextEval(context.Background(), vars)
 	if err != nil {
 		if strings.Contains(err.Error(), "cost limit") {
 			return nil, fmt.Errorf("%w (%d): %q", ErrOverBudget, CostLimit, p.src)
@@ -112,7 +116,13 @@ func (p *Program) Bool(obj map[string]any) (bool, error) {
 // they are, timestamps in RFC 3339, durations as Go writes them, numbers
 // in decimal; "" for null.
 func (p *Program) String(obj map[string]any) (string, error) {
-	v, err := p.Eval(obj)
+	return p.Text(map[string]any{"self": obj})
+}
+
+// Text is String with the variables of the environment bound (a Metric's
+// label: `pod.metadata.name`).
+func (p *Program) Text(vars map[string]any) (string, error) {
+	v, err := p.evalVars(vars)
 	if err != nil {
 		return "", err
 	}

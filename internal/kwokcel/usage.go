@@ -1,7 +1,6 @@
 package kwokcel
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -121,11 +120,8 @@ func (e *Env) Compile(src string) (*Program, error) {
 // KWOK does: a number, a whole number, a duration (in nanoseconds) or a
 // bool (1 or 0).
 func (p *Program) Number(vars map[string]any) (float64, error) {
-	v, _, err := p.prg.ContextEval(context.Background(), vars)
+	v, err := p.evalVars(vars)
 	if err != nil {
-		if strings.Contains(err.Error(), "cost limit") {
-			return 0, fmt.Errorf("%w (%d): %q", ErrOverBudget, CostLimit, p.src)
-		}
 		return 0, err
 	}
 	var f float64

@@ -62,6 +62,11 @@ type Options struct {
 	// aggregator (the CA and common names of its front-proxy certificate).
 	ProxyCAFile string
 	ProxyNames  []string
+	// KubeletSocket, if set, is where the simulated nodes' kubelet port is
+	// served (the Metrics' paths), for the API server's kubelet client:
+	// the certificate of the cluster CA (ProxyCAFile) named KubeletClient.
+	KubeletSocket string
+	KubeletClient string
 	// DefaultRequestPercent: see v1alpha1.Usage.
 	DefaultRequestPercent int
 	// Window is the longest window a metric claims to be measured over.
@@ -81,6 +86,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.KeyFile, "tls-private-key-file", o.KeyFile, "serving key")
 	fs.StringVar(&o.ProxyCAFile, "requestheader-client-ca-file", o.ProxyCAFile, "CA of the API server's front-proxy client certificate")
 	fs.StringSliceVar(&o.ProxyNames, "requestheader-allowed-names", o.ProxyNames, "common names of the API server's front-proxy client certificate")
+	fs.StringVar(&o.KubeletSocket, "kubelet-socket", o.KubeletSocket, "unix socket to serve the simulated nodes' kubelet port on (KWOK Metrics' paths)")
+	fs.StringVar(&o.KubeletClient, "kubelet-client-name", o.KubeletClient, "common name of the API server's kubelet client certificate")
 	fs.IntVar(&o.DefaultRequestPercent, "default-request-percent", o.DefaultRequestPercent, "usage of a container without declared usage, in percent of its requests")
 	fs.DurationVar(&o.Window, "window", o.Window, "longest window a metric claims")
 }
@@ -100,6 +107,8 @@ func componentOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *Options {
 	o.KeyFile = credentials.Path(d, servingCert.Name+".key")
 	o.ProxyCAFile = credentials.CAFile(d)
 	o.ProxyNames = []string{credentials.APIServerWebhookClientUser}
+	o.KubeletSocket = d.KubeletSocket()
+	o.KubeletClient = credentials.APIServerWebhookClientUser
 	if p := c.Usage.DefaultRequestPercent; p != nil {
 		o.DefaultRequestPercent = int(*p)
 	}

@@ -100,7 +100,7 @@ func (s *source) GetNodeMetrics(nodes ...*corev1.Node) ([]metrics.NodeMetrics, e
 // whole seconds, as the API carries timestamps (and so start and Ready
 // times): a window from a finer now would reach before Ready once sent.
 func (s *source) podMetrics(pod *corev1.Pod, node *corev1.Node, now time.Time) (metrics.PodMetrics, bool) {
-	if pod.Status.Phase != corev1.PodRunning || pod.Status.StartTime == nil || pod.Spec.NodeName == "" {
+	if !hasMetrics(pod) {
 		return metrics.PodMetrics{}, false
 	}
 	window := min(s.window, max(now.Sub(pod.Status.StartTime.Time), 0))
@@ -134,6 +134,12 @@ func (s *source) podMetrics(pod *corev1.Pod, node *corev1.Node, now time.Time) (
 		}
 	}
 	return pm, true
+}
+
+// hasMetrics: the pod runs on a node, and has started. Its node's usage is
+// the sum of such pods'.
+func hasMetrics(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodRunning && pod.Status.StartTime != nil && pod.Spec.NodeName != ""
 }
 
 // usageList is cpu (cores, kept to the nanocore as metrics-server does)

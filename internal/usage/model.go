@@ -244,18 +244,7 @@ func (s *Subject) eval(v value, container *corev1.Container) (float64, error) {
 	case v.constant != nil:
 		return *v.constant, nil
 	}
-	// Made when first read: a node's status makes it the costlier.
-	if s.podMap == nil {
-		s.podMap = s.maps.of(s.Pod, "Pod")
-	}
-	if s.nodeMap == nil && v.program.Reads("node") {
-		if s.Node != nil {
-			s.nodeMap = s.maps.of(s.Node, "Node")
-		} else {
-			s.nodeMap = objectMap(nil, "Node") // a nil *Node is no nil Object
-		}
-	}
-	f, err := v.program.Number(map[string]any{"pod": s.podMap, "node": s.nodeMap, "container": s.containerMap(container.Name)})
+	f, err := v.program.Number(s.vars(v.program, container))
 	if err != nil {
 		return 0, err
 	}
@@ -263,6 +252,33 @@ func (s *Subject) eval(v value, container *corev1.Container) (float64, error) {
 		return 0, fmt.Errorf("the expression returned %v, a negative value", f)
 	}
 	return f, nil
+}
+
+// vars are the variables p sees: the pod, its node and the container (nil:
+// none; a subject without a pod has neither). Made when first read: a
+// node's status makes it the costlier.
+func (s *Subject) vars(p *kwokcel.Program, container *corev1.Container) map[string]any {
+	vars := map[string]any{}
+	if s.Pod != nil {
+		if s.podMap == nil {
+			s.podMap = s.maps.of(s.Pod, "Pod")
+		}
+		vars["pod"] = s.podMap
+		if container != nil {
+			vars["container"] = s.containerMap(container.Name)
+		}
+	}
+	if p.Reads("node") {
+		if s.nodeMap == nil {
+			if s.Node != nil {
+				s.nodeMap = s.maps.of(s.Node, "Node")
+			} else {
+				s.nodeMap = objectMap(nil, "Node") // a nil *Node is no nil Object
+			}
+		}
+		vars["node"] = s.nodeMap
+	}
+	return vars
 }
 
 // containerMap is the pod's container as expressions see it: the one of

@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -86,10 +87,19 @@ func (r *reader) current(kind, namespace, name, res, container string) (float64,
 		var sum float64
 		for _, obj := range pods {
 			pod := obj.(*corev1.Pod)
-			if pod.Status.Phase != corev1.PodRunning {
+			if !hasMetrics(pod) {
 				continue
 			}
 			v, err := r.podUsage(pod, node, res, "")
+			var ee *EvalError
+			if errors.As(err, &ee) {
+				// Left out, as NodeMetrics leaves it: the node's usage
+				// is that metrics.k8s.io serves.
+				if r.src.failed != nil {
+					r.src.failed(ee)
+				}
+				continue
+			}
 			if err != nil {
 				return 0, now, err
 			}

@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -8,7 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
+	kwokv1alpha1 "github.com/kubesim/kubesim/apis/kwok/v1alpha1"
 	"github.com/kubesim/kubesim/internal/kwokcel"
 )
 
@@ -72,5 +75,23 @@ func TestReaderUsageAndCumulativeUsage(t *testing.T) {
 	p, _ := env.Compile(`pod.Usage("cpu", "nope")`)
 	if _, err := p.Number(vars); err == nil {
 		t.Error("the usage of a container the pod does not have was no error")
+	}
+
+	// A pod whose usage fails is left out of its node's, as NodeMetrics
+	// leaves it out, and the failure is told.
+	broken := testPod("default", "broken", nil, container("app", "1", "1Gi"))
+	broken.Spec.NodeName, broken.Status.Phase, broken.Status.StartTime = "node-0", corev1.PodRunning, &metav1.Time{Time: start}
+	if err := pods.Add(broken); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.model.SetResourceUsage(&kwokv1alpha1.ResourceUsage{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "broken"},
+		Spec: kwokv1alpha1.ResourceUsageSpec{Usages: []kwokv1alpha1.ResourceUsageContainer{{Usage: map[string]kwokv1alpha1.ResourceUsageValue{
+			"cpu": {Expression: ptr.To(`Quantity(pod.metadata.annotations["missing"])`)}}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	var failed []string
+	src.failed = func(e *EvalError) { failed = append(failed, e.Error()) }
+	if got := eval(`node.Usage("cpu")`); !near(got, 0.15) || len(failed) != 1 || !strings.Contains(failed[0], "default/broken") {
+		t.Errorf("node.Usage(\"cpu\") beside a broken pod = %v, failures %q; want 0.15 and broken's", got, failed)
 	}
 }

@@ -93,6 +93,18 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
+	endpoints, err := NewEndpoints(newReader(src))
+	if err != nil {
+		return err
+	}
+	if opts.KubeletSocket != "" {
+		port := &kubeletPort{endpoints: endpoints, nodes: nodes.Lister(), byNode: pods.Informer().GetIndexer(),
+			maps: src.maps, failed: reporter.evalFailed, caller: opts.KubeletClient}
+		if err := serveKubeletPort(ctx, opts.KubeletSocket, opts.CertFile, opts.KeyFile, opts.ProxyCAFile, port); err != nil {
+			return err
+		}
+	}
+
 	server, err := newServer(opts, custom)
 	if err != nil {
 		return err
@@ -106,7 +118,7 @@ func Run(ctx context.Context, opts Options) error {
 		if !waitForAPI(ctx, kube, dyn) {
 			return
 		}
-		objects, err := watchUsages(ctx, dyn, model, metrics, reporter, counts)
+		objects, err := watchUsages(ctx, dyn, model, metrics, endpoints, reporter, counts)
 		if err != nil {
 			klog.Errorf("watching usage: %v", err)
 			return
@@ -131,7 +143,7 @@ func waitForAPI(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Inte
 	for {
 		_, err := kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{Limit: 1})
 		for _, gvr := range []schema.GroupVersionResource{kwokv1alpha1.ResourceUsagesResource, kwokv1alpha1.ClusterResourceUsagesResource,
-			v1alpha1.CustomMetricsResource, v1alpha1.ExternalMetricsResource} {
+			v1alpha1.CustomMetricsResource, v1alpha1.ExternalMetricsResource, kwokv1alpha1.MetricsResource} {
 			if err == nil {
 				_, err = dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
 			}

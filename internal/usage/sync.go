@@ -22,9 +22,10 @@ import (
 )
 
 // watchUsages keeps the model in step with the cluster's ResourceUsages
-// and ClusterResourceUsages, and metrics with its CustomMetrics and
-// ExternalMetrics, and reports on each whether it was accepted.
-func watchUsages(ctx context.Context, dyn dynamic.Interface, model *Model, metrics *Metrics, r *reporter, counts *podCounts) (dynamicinformer.DynamicSharedInformerFactory, error) {
+// and ClusterResourceUsages, metrics with its CustomMetrics and
+// ExternalMetrics, and endpoints with its Metrics, and reports on each
+// whether it was accepted.
+func watchUsages(ctx context.Context, dyn dynamic.Interface, model *Model, metrics *Metrics, endpoints *Endpoints, r *reporter, counts *podCounts) (dynamicinformer.DynamicSharedInformerFactory, error) {
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
 	handle := func(set func(u *unstructured.Unstructured) error, del func(u *unstructured.Unstructured)) cache.ResourceEventHandlerFuncs {
 		apply := func(obj any) {
@@ -97,6 +98,17 @@ func watchUsages(ctx context.Context, dyn dynamic.Interface, model *Model, metri
 		func(u *unstructured.Unstructured) { metrics.DeleteExternalMetric(u.GetNamespace(), u.GetName()) }); err != nil {
 		return nil, err
 	}
+	if err := watch(kwokv1alpha1.MetricsResource,
+		func(u *unstructured.Unstructured) error {
+			var m kwokv1alpha1.Metric
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &m); err != nil {
+				return err
+			}
+			return endpoints.SetMetric(&m)
+		},
+		func(u *unstructured.Unstructured) { endpoints.DeleteMetric(u.GetName()) }); err != nil {
+		return nil, err
+	}
 	factory.Start(ctx.Done())
 	return factory, nil
 }
@@ -112,6 +124,7 @@ var reported = map[string]struct {
 	kwokv1alpha1.ClusterResourceUsageKind: {kwokv1alpha1.ClusterResourceUsagesResource, "every usage compiled", "InvalidUsage", "UsageFailed"},
 	v1alpha1.CustomMetricKind:             {v1alpha1.CustomMetricsResource, "the metric is served", "InvalidMetric", "MetricFailed"},
 	v1alpha1.ExternalMetricKind:           {v1alpha1.ExternalMetricsResource, "the metric is served", "InvalidMetric", "MetricFailed"},
+	kwokv1alpha1.MetricKind:               {kwokv1alpha1.MetricsResource, "its metrics are served at spec.path", "InvalidMetric", "MetricFailed"},
 }
 
 // reporter tells users about their usage objects: the Accepted condition

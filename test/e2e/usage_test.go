@@ -27,7 +27,8 @@ import (
 // the HPA controller accepts — and the real HPA controller scaling a
 // Deployment out and in as a ClusterResourceUsage raises and lowers its
 // CPU; custom and external metrics (CustomMetric, ExternalMetric) served
-// the same way, and HPAs on them.
+// the same way, and HPAs on them; KWOK's Metric endpoints through the node
+// proxy.
 func TestUsage(t *testing.T) {
 	e := newEnv(t)
 	e.createCluster("usage", "--nodes", "2",
@@ -73,6 +74,10 @@ func TestUsage(t *testing.T) {
 			return r.stdout + r.stderr, errOf(r)
 		},
 			want, len(want))
+	})
+
+	t.Run("KWOK's Metric endpoints are served through the node proxy", func(t *testing.T) {
+		testMetricEndpoint(t, e.in(t), client)
 	})
 
 	t.Run("KWOK's usage manifests apply and a ResourceUsage comes first", func(t *testing.T) {
@@ -289,13 +294,18 @@ profiles:
 // Disabled, the component costs nothing: no process, no metrics.k8s.io.
 func TestUsageMetricsDisabled(t *testing.T) {
 	e := newEnv(t)
-	e.createCluster("nousage", "--disable-usage-metrics")
+	e.createCluster("nousage", "--disable-usage-metrics", "--nodes", "1")
 	if pid := e.componentPID("nousage", "usage-metrics"); pid != 0 {
 		t.Errorf("usage-metrics runs (pid %d) in a cluster made with --disable-usage-metrics", pid)
 	}
 	r := e.run("kubectl", "--name", "nousage", "top", "nodes")
 	if r.code == 0 || !strings.Contains(r.stderr, "Metrics API not available") {
 		t.Errorf("kubectl top nodes: %s", r)
+	}
+	// Nothing serves the kubelet port: the egress proxy refuses it.
+	r = e.run("kubectl", "--name", "nousage", "get", "--raw", "/api/v1/nodes/node-000000/proxy/metrics/nodes/node-000000/metrics/resource")
+	if r.code == 0 || !strings.Contains(r.stderr, "is simulated") {
+		t.Errorf("node proxy without usage-metrics: %s", r)
 	}
 }
 

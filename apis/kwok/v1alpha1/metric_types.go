@@ -6,8 +6,10 @@ import (
 
 // Metric declares a kubelet-style Prometheus endpoint (such as
 // /metrics/resource) whose values are CEL expressions over nodes, pods
-// and containers. KWOK's API as of its v0.8.0; kubesim accepts and stores
-// it, and does not serve it yet.
+// and containers. KWOK's API as of its v0.8.0; kubesim's usage-metrics
+// serves it on each simulated node's kubelet port, through the API
+// server's node proxy (/api/v1/nodes/NODE/proxy/PATH), evaluated when
+// read.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -21,7 +23,8 @@ type Metric struct {
 
 // MetricSpec is the endpoint's path and its metrics.
 type MetricSpec struct {
-	// Path, with {nodeName} standing for each node's name.
+	// Path, under /metrics/, with {nodeName} standing for each node's
+	// name; without it, the path is of the node named as the Metric.
 	// +kubebuilder:validation:MinLength=1
 	Path    string         `json:"path"`
 	Metrics []MetricConfig `json:"metrics"`
