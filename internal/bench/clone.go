@@ -83,11 +83,11 @@ func Clone(ctx context.Context, o CloneOptions) error {
 	counter := newPodCounter(ctx, src.Client)
 	defer counter.stop()
 	simulated, err := src.Measure(phaseSimulated, s.Nodes+s.Pods, func() error { return makeSourceRunning(ctx, src, counter, s) })
-	simulated.FloorOf = floorNodesAndPods
-	Report(o.Out, []Phase{simulated}, floor)
 	if err != nil {
 		return fmt.Errorf("making the source: %w", err)
 	}
+	simulated.FloorOf = floorNodesAndPods
+	Report(o.Out, []Phase{simulated}, floor)
 	if err := adoptSource(ctx, src, counter, s); err != nil {
 		return fmt.Errorf("making the source: %w", err)
 	}

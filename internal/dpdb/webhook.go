@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubesim/kubesim/internal/clusterclock"
 )
 
 // The eviction webhook, as registered with the API server.
@@ -114,7 +116,7 @@ func (wh *webhook) serve(ctx context.Context) error {
 	srv := &http.Server{
 		Handler:           mux,
 		TLSConfig:         tlsConfig,
-		ReadHeaderTimeout: 5 * time.Second,
+		ReadHeaderTimeout: clusterclock.Stretch(5 * time.Second), // real time on a scaled clock
 	}
 	l, err := net.Listen("tcp", net.JoinHostPort(wh.opts.WebhookAddress, strconv.Itoa(wh.opts.WebhookPort)))
 	if err != nil {

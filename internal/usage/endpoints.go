@@ -165,7 +165,7 @@ func (e *Endpoints) compile(m *kwokv1alpha1.Metric) *endpoint {
 		}
 		ep.metrics = append(ep.metrics, x)
 	}
-	ep.err = errors.Join(errs...)
+	ep.err = joinErrors(errs)
 	return ep
 }
 
@@ -240,5 +240,18 @@ func (e *Endpoints) compileMetric(i int, mc *kwokv1alpha1.MetricConfig) (*expose
 	default:
 		errs = append(errs, fmt.Errorf("%s.kind: %q is none of gauge, counter or histogram", field, mc.Kind))
 	}
-	return x, errors.Join(errs...)
+	return x, joinErrors(errs)
+}
+
+// joinErrors is errs on one line, as a condition's message and an Event
+// are read: "; " between them, nil for none.
+func joinErrors(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
+		msgs[i] = err.Error()
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }

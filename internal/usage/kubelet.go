@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -16,7 +17,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
+	"github.com/kubesim/kubesim/internal/clusterclock"
 	"github.com/kubesim/kubesim/internal/kubeletsim"
 )
 
@@ -43,11 +46,11 @@ type kubeletPort struct {
 func serveKubeletPort(ctx context.Context, socket, certFile, keyFile, caFile string, h http.Handler) error {
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
-		return err
+		return fmt.Errorf("--tls-cert-file/--tls-private-key-file: %w", err)
 	}
 	caPEM, err := os.ReadFile(caFile)
 	if err != nil {
-		return err
+		return fmt.Errorf("the client CA: %w", err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(caPEM) {
@@ -56,11 +59,12 @@ func serveKubeletPort(ctx context.Context, socket, certFile, keyFile, caFile str
 	_ = os.Remove(socket) // left by a process that was killed
 	l, err := net.Listen("unix", socket)
 	if err != nil {
-		return fmt.Errorf("kubelet port: %w", err)
+		return fmt.Errorf("--kubelet-socket: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler: h,
+		// On the cluster's clock: as long in real time on a scaled one.
+		ReadHeaderTimeout: clusterclock.Stretch(10 * time.Second),
 		// A caller without a certificate is told why rather than failing
 		// the handshake.
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: pool, ClientAuth: tls.VerifyClientCertIfGiven,
@@ -70,7 +74,11 @@ func serveKubeletPort(ctx context.Context, socket, certFile, keyFile, caFile str
 		<-ctx.Done()
 		_ = srv.Close()
 	}()
-	go func() { _ = srv.ServeTLS(l, "", "") }()
+	go func() {
+		if err := srv.ServeTLS(l, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			klog.ErrorS(err, "The simulated kubelet port stopped serving: kwok.x-k8s.io Metrics are not served", "socket", socket)
+		}
+	}()
 	return nil
 }
 
@@ -83,9 +91,12 @@ func (k *kubeletPort) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ep, nodeName, ok := k.endpoints.match(r.URL.Path)
 	switch {
 	case ok && ep.err != nil:
-		http.Error(w, fmt.Sprintf("kwok.x-k8s.io Metric %s is not served: %v", ep.ref.Name, strings.ReplaceAll(ep.err.Error(), "\n", "; ")), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("kwok.x-k8s.io Metric %s is not served: %v", ep.ref.Name, ep.err), http.StatusNotFound)
 		return
 	case ok && r.Method == http.MethodGet:
+	case ok:
+		http.Error(w, fmt.Sprintf("kwok.x-k8s.io Metric %s is served by GET only, not %s", ep.ref.Name, r.Method), http.StatusMethodNotAllowed)
+		return
 	case strings.HasPrefix(r.URL.Path, "/metrics/"):
 		http.Error(w, fmt.Sprintf("no kwok.x-k8s.io Metric serves %s %s on a simulated node (kubectl get metrics.kwok.x-k8s.io)", r.Method, r.URL.Path), http.StatusNotFound)
 		return

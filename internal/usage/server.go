@@ -100,8 +100,10 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.KubeletSocket != "" {
 		port := &kubeletPort{endpoints: endpoints, nodes: nodes.Lister(), byNode: pods.Informer().GetIndexer(),
 			maps: src.maps, failed: reporter.evalFailed, caller: opts.KubeletClient}
+		// Optional: without it metrics.k8s.io and the HPAs still work,
+		// and the egress proxy refuses the kubelet port clearly.
 		if err := serveKubeletPort(ctx, opts.KubeletSocket, opts.CertFile, opts.KeyFile, opts.ProxyCAFile, port); err != nil {
-			return err
+			klog.ErrorS(err, "Not serving the simulated kubelet port: kwok.x-k8s.io Metrics are not served")
 		}
 	}
 

@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/clusterclock"
 	"github.com/kubesim/kubesim/internal/explain"
 )
 
@@ -91,7 +92,7 @@ func Serve(ctx context.Context, o Options, r *Recorder, client kubernetes.Interf
 			ClientCAs:    cas,
 			MinVersion:   tls.VersionTLS12,
 		},
-		ReadHeaderTimeout: 5 * time.Second,
+		ReadHeaderTimeout: clusterclock.Stretch(5 * time.Second), // real time on a scaled clock
 	}
 	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(o.Port)))
 	if err != nil {
