@@ -23,7 +23,7 @@ func testObjects() map[string]any {
 	node := map[string]any{
 		"kind": "Node", "apiVersion": "v1",
 		"metadata": map[string]any{"name": "node-0", "creationTimestamp": created, "labels": map[string]any{"zone": "a"}, "annotations": map[string]any{}},
-		"status": map[string]any{"allocatable": map[string]any{"cpu": "4", "memory": "16Gi"}},
+		"status":   map[string]any{"allocatable": map[string]any{"cpu": "4", "memory": "16Gi"}},
 	}
 	return map[string]any{"pod": pod, "node": node}
 }
