@@ -50,7 +50,9 @@ func newModel(t *testing.T) *Model {
 
 func usageOf(t *testing.T, m *Model, pod *corev1.Pod, c int, res string) float64 {
 	t.Helper()
-	v, err := m.ContainerUsage(&Subject{Pod: pod, Node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-0"}}}, &pod.Spec.Containers[c], res)
+	// Through kept maps: expressions see the fields they read alone.
+	s := &Subject{Pod: pod, Node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-0"}}, maps: newObjectMaps()}
+	v, err := m.ContainerUsage(s, &pod.Spec.Containers[c], res)
 	if err != nil {
 		t.Fatalf("%s of %s/%s: %v", res, pod.Name, pod.Spec.Containers[c].Name, err)
 	}
@@ -277,7 +279,7 @@ spec:
 				t.Fatalf("compiling: %v, want an error naming %q", err, c.compileErr)
 			}
 			pod := testPod("default", "web", nil, container("app", "1", "1Gi"), container("side", "1", "1Gi"))
-			s := &Subject{Pod: pod}
+			s := &Subject{Pod: pod, maps: newObjectMaps()}
 			_, err = m.ContainerUsage(s, &pod.Spec.Containers[0], "cpu")
 			var ee *EvalError
 			if !errors.As(err, &ee) || ee.Usage.Name != "bad" || !strings.Contains(err.Error(), c.evalErr) {
