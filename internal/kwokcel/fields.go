@@ -20,12 +20,6 @@ type Fields struct {
 	sub map[string]*Fields
 }
 
-// AllFields keeps the whole object.
-func AllFields() *Fields { return &Fields{all: true} }
-
-// Whole reports whether f keeps the whole object.
-func (f *Fields) Whole() bool { return f != nil && f.all }
-
 // Add keeps the field at path (and all under it) as well.
 func (f *Fields) Add(path ...string) {
 	for _, name := range path {
@@ -57,26 +51,6 @@ func (f *Fields) Merge(o *Fields, path ...string) {
 	for name, sub := range o.sub {
 		f.Merge(sub, append(path[:len(path):len(path)], name)...)
 	}
-	if len(o.sub) == 0 { // reads the object, none of its fields: keep it, empty
-		f.at(path)
-	}
-}
-
-// at is the Fields at path, made if need be; nil under a field kept whole.
-func (f *Fields) at(path []string) *Fields {
-	for _, name := range path {
-		if f.all {
-			return nil
-		}
-		if f.sub == nil {
-			f.sub = map[string]*Fields{}
-		}
-		if f.sub[name] == nil {
-			f.sub[name] = &Fields{}
-		}
-		f = f.sub[name]
-	}
-	return f
 }
 
 // Keep is v with only the fields f keeps: maps are copied with those keys
@@ -88,7 +62,7 @@ func (f *Fields) Keep(v any) any {
 	}
 	switch v := v.(type) {
 	case map[string]any:
-		out := make(map[string]any, f.size())
+		out := map[string]any{}
 		if f != nil {
 			for name, sub := range f.sub {
 				if fv, ok := v[name]; ok {
@@ -105,13 +79,6 @@ func (f *Fields) Keep(v any) any {
 		return out
 	}
 	return v
-}
-
-func (f *Fields) size() int {
-	if f == nil {
-		return 0
-	}
-	return len(f.sub)
 }
 
 // Clone is a copy of f that changes apart from it.
