@@ -36,11 +36,20 @@ type Program struct {
 	prg cel.Program
 	// vars are the variables it reads.
 	vars map[string]bool
+	// fields are the fields it reads of the object variables.
+	fields map[string]*Fields
 }
 
 // Reads reports whether the expression reads the variable name: one it
 // does not read need not be made.
 func (p *Program) Reads(name string) bool { return p.vars[name] }
+
+// Fields are the fields it reads of the object variable name (pod, node,
+// container); nil if it does not read it.
+func (p *Program) Fields(name string) *Fields { return p.fields[name] }
+
+// objectNames are the variables Fields are known of.
+var objectNames = map[string]bool{"pod": true, "node": true, "container": true}
 
 func readVariables(ast *cel.Ast) map[string]bool {
 	vars := map[string]bool{}
@@ -81,7 +90,7 @@ func compile(env *cel.Env, src string) (*Program, error) {
 	if err != nil {
 		return nil, fmt.Errorf("CEL expression %q: %w", src, err)
 	}
-	return &Program{src: src, prg: prg, vars: readVariables(checked)}, nil
+	return &Program{src: src, prg: prg, vars: readVariables(checked), fields: readFields(checked.NativeRep().Expr(), objectNames)}, nil
 }
 
 // Eval evaluates the program with self bound to obj. A result of an

@@ -49,10 +49,23 @@ func TestKWOKMetricsResourceExpressions(t *testing.T) {
 		if _, err := p.Number(vars); err != nil {
 			t.Errorf("%s: %v", mc.Name, err)
 		}
+		// The objects kept to the fields the expression reads ask the same.
+		kept := map[string]any{}
+		for name, v := range vars {
+			if f := p.Fields(name); f != nil {
+				kept[name] = f.Keep(v)
+			}
+		}
+		if _, err := p.Number(kept); err != nil {
+			t.Errorf("%s, on the fields it reads: %v", mc.Name, err)
+		}
 	}
-	want := []string{
+	var want []string
+	for _, asked := range []string{
 		`Pod ns/web cpu "app" true`, `Pod ns/web memory "app" false`, `Pod ns/web cpu "" true`,
 		`Pod ns/web memory "" false`, `Node /node-0 cpu "" true`, `Node /node-0 memory "" false`,
+	} {
+		want = append(want, asked, asked) // on the whole objects, then on the fields read
 	}
 	if fmt.Sprint(r.asked) != fmt.Sprint(want) {
 		t.Errorf("asked\n%q\nwant\n%q", r.asked, want)

@@ -5,7 +5,9 @@
 // KUBESIM_PROFILE_WINDOW=90s as well, the profile covers that long: a
 // benchmark's load, not only the start. When the window ends each component
 // also writes its heap profile, DIR/NAME.heap.pprof: what it holds then, for
-// work on memory (most components serve no pprof endpoint).
+// work on memory (most components serve no pprof endpoint). With
+// KUBESIM_PROFILE_AFTER=2m the window starts that long after the
+// component: a steady load, without the start and the objects' creation.
 package startprofile
 
 import (
@@ -22,6 +24,9 @@ const EnvVar = "KUBESIM_PROFILE_START"
 
 // WindowEnvVar sets how long to profile, as a Go duration (90s, 2m).
 const WindowEnvVar = "KUBESIM_PROFILE_WINDOW"
+
+// AfterEnvVar sets how long after its start a component starts profiling.
+const AfterEnvVar = "KUBESIM_PROFILE_AFTER"
 
 const (
 	// startWindow covers a start (about a second) with room to spare.
@@ -42,6 +47,23 @@ func FromEnv(name string) {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", WindowEnvVar, err)
 		return
 	}
+	var after time.Duration
+	if v := os.Getenv(AfterEnvVar); v != "" {
+		if after, err = time.ParseDuration(v); err != nil || after < 0 {
+			fmt.Fprintf(os.Stderr, "%s: %q is not a duration such as 90s or 2m\n", AfterEnvVar, v)
+			return
+		}
+	}
+	if after > 0 {
+		time.AfterFunc(after, func() { profile(dir, name, window, rate) })
+		return
+	}
+	profile(dir, name, window, rate)
+}
+
+// profile profiles the CPU for window at rate, then writes the heap's
+// profile.
+func profile(dir, name string, window time.Duration, rate int) {
 	f, err := os.Create(filepath.Join(dir, name+".pprof"))
 	if err == nil {
 		if rate != 0 {

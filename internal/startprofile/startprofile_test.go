@@ -72,3 +72,32 @@ func gzipLength(path string) (int64, error) {
 	}
 	return io.Copy(io.Discard, z)
 }
+
+// TestAfterDelaysTheWindow: with AfterEnvVar, nothing is written before it
+// has passed, and complete profiles after; a bad value profiles nothing.
+func TestAfterDelaysTheWindow(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(EnvVar, dir)
+	t.Setenv(WindowEnvVar, "100ms")
+	t.Setenv(AfterEnvVar, "soon")
+	FromEnv("bad")
+	t.Setenv(AfterEnvVar, "500ms")
+	start := time.Now()
+	FromEnv("late")
+	if _, err := os.Stat(filepath.Join(dir, "late.pprof")); err == nil && time.Since(start) < 500*time.Millisecond {
+		t.Error("the profile was started before its delay")
+	}
+	path := filepath.Join(dir, "late.heap.pprof")
+	for {
+		if n, err := gzipLength(path); err == nil && n > 0 {
+			break
+		}
+		if time.Since(start) > 3*time.Second {
+			t.Fatalf("no complete %s 3s after a 500ms delay and a 100ms window", path)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bad.pprof")); err == nil {
+		t.Errorf("%s=soon profiled all the same", AfterEnvVar)
+	}
+}

@@ -16,7 +16,7 @@ import (
 // a component's crash dump, cannot show a secret that is not there).
 func processEnv(gogc string) []string {
 	env := []string{"GOGC=" + gogc}
-	for _, name := range []string{"PATH", "HOME", "TMPDIR", "TZ", "LANG", "LC_ALL", "GODEBUG", "GOMAXPROCS", "GOMEMLIMIT", startprofile.EnvVar, startprofile.WindowEnvVar} {
+	for _, name := range []string{"PATH", "HOME", "TMPDIR", "TZ", "LANG", "LC_ALL", "GODEBUG", "GOMAXPROCS", "GOMEMLIMIT", startprofile.EnvVar, startprofile.WindowEnvVar, startprofile.AfterEnvVar} {
 		if v, ok := os.LookupEnv(name); ok {
 			env = append(env, name+"="+v)
 		}

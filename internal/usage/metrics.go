@@ -175,7 +175,7 @@ func nodeReadySince(node *corev1.Node) time.Time {
 // metadata of those that run. It reads the same informer the usage is
 // evaluated from, so the pods are held once.
 type runningPods struct {
-	pods corelisters.PodLister
+	pods podIndex
 }
 
 func (r runningPods) List(selector labels.Selector) ([]runtime.Object, error) {
@@ -191,18 +191,12 @@ func (r runningPods) ByNamespace(namespace string) cache.GenericNamespaceLister 
 }
 
 type runningPodsIn struct {
-	pods      corelisters.PodLister
+	pods      podIndex
 	namespace string
 }
 
 func (r runningPodsIn) List(selector labels.Selector) ([]runtime.Object, error) {
-	var pods []*corev1.Pod
-	var err error
-	if r.namespace == metav1.NamespaceAll {
-		pods, err = r.pods.List(selector)
-	} else {
-		pods, err = r.pods.Pods(r.namespace).List(selector)
-	}
+	pods, err := r.pods.list(r.namespace, selector)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +210,7 @@ func (r runningPodsIn) List(selector labels.Selector) ([]runtime.Object, error) 
 }
 
 func (r runningPodsIn) Get(name string) (runtime.Object, error) {
-	p, err := r.pods.Pods(r.namespace).Get(name)
+	p, err := r.pods.pods.Pods(r.namespace).Get(name)
 	if err != nil {
 		return nil, err
 	}

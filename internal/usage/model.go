@@ -43,6 +43,7 @@ type Model struct {
 	mu      sync.RWMutex
 	byPod   map[string]*declared // ResourceUsages, by namespace/name
 	cluster []*declared          // ClusterResourceUsages, by name
+	fields  *objectFields        // what their expressions read, and those before
 }
 
 // declared is one ResourceUsage or ClusterResourceUsage, compiled.
@@ -83,7 +84,7 @@ func NewModel(factor float64) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Model{Factor: factor, env: env, byPod: map[string]*declared{}}, nil
+	return &Model{Factor: factor, env: env, byPod: map[string]*declared{}, fields: newObjectFields()}, nil
 }
 
 // SetResourceUsage declares (or redeclares) a pod's usage. The error says
@@ -94,6 +95,7 @@ func (m *Model) SetResourceUsage(u *kwokv1alpha1.ResourceUsage) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.byPod[u.Namespace+"/"+u.Name] = d
+	m.fields = m.fields.with(d)
 	return err
 }
 
@@ -113,6 +115,7 @@ func (m *Model) SetClusterResourceUsage(u *kwokv1alpha1.ClusterResourceUsage) er
 	m.cluster = slices.DeleteFunc(m.cluster, func(c *declared) bool { return c.Ref.Name == u.Name })
 	i, _ := slices.BinarySearchFunc(m.cluster, u.Name, func(c *declared, name string) int { return strings.Compare(c.Ref.Name, name) })
 	m.cluster = slices.Insert(m.cluster, i, d)
+	m.fields = m.fields.with(d)
 	return err
 }
 
@@ -169,8 +172,10 @@ type Subject struct {
 	Pod  *corev1.Pod
 	Node *corev1.Node
 
-	// maps, if set, keeps the objects' maps from one evaluation to the next.
+	// maps, if set, keeps the objects' maps from one evaluation to the
+	// next, with the fields the model's expressions read.
 	maps            *objectMaps
+	fields, mapsFor *objectFields // the model's; those the maps were made with
 	podMap, nodeMap map[string]any
 }
 
@@ -190,6 +195,7 @@ func (e *EvalError) Unwrap() error { return e.Err }
 // by name — else Factor × its request.
 func (m *Model) ContainerUsage(s *Subject, container *corev1.Container, res string) (float64, error) {
 	m.mu.RLock()
+	s.fields = m.fields
 	decls := make([]*declared, 0, 1+len(m.cluster))
 	if d := m.byPod[s.Pod.Namespace+"/"+s.Pod.Name]; d != nil {
 		decls = append(decls, d)
@@ -258,20 +264,29 @@ func (s *Subject) eval(v value, container *corev1.Container) (float64, error) {
 // none; a subject without a pod has neither). Made when first read: a
 // node's status makes it the costlier.
 func (s *Subject) vars(p *kwokcel.Program, container *corev1.Container) map[string]any {
+	// Made when first read, and only if read: a node's status makes it
+	// the costlier. Usages declared since they were made may read more.
+	if s.mapsFor != s.fields {
+		s.podMap, s.nodeMap, s.mapsFor = nil, nil, s.fields
+	}
+	var podFields, nodeFields *kwokcel.Fields
+	if s.fields != nil {
+		podFields, nodeFields = s.fields.pod, s.fields.node
+	}
 	vars := map[string]any{}
 	if s.Pod != nil {
-		if s.podMap == nil {
-			s.podMap = s.maps.of(s.Pod, "Pod")
+		if s.podMap == nil && (p.Reads("pod") || p.Reads("container")) {
+			s.podMap = s.maps.of(s.Pod, "Pod", podFields)
 		}
 		vars["pod"] = s.podMap
-		if container != nil {
+		if container != nil && p.Reads("container") {
 			vars["container"] = s.containerMap(container.Name)
 		}
 	}
 	if p.Reads("node") {
 		if s.nodeMap == nil {
 			if s.Node != nil {
-				s.nodeMap = s.maps.of(s.Node, "Node")
+				s.nodeMap = s.maps.of(s.Node, "Node", nodeFields)
 			} else {
 				s.nodeMap = objectMap(nil, "Node") // a nil *Node is no nil Object
 			}

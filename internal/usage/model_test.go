@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +50,9 @@ func newModel(t *testing.T) *Model {
 
 func usageOf(t *testing.T, m *Model, pod *corev1.Pod, c int, res string) float64 {
 	t.Helper()
-	v, err := m.ContainerUsage(&Subject{Pod: pod, Node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-0"}}}, &pod.Spec.Containers[c], res)
+	// Through kept maps: expressions see the fields they read alone.
+	s := &Subject{Pod: pod, Node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-0"}}, maps: newObjectMaps()}
+	v, err := m.ContainerUsage(s, &pod.Spec.Containers[c], res)
 	if err != nil {
 		t.Fatalf("%s of %s/%s: %v", res, pod.Name, pod.Spec.Containers[c].Name, err)
 	}
@@ -276,7 +279,7 @@ spec:
 				t.Fatalf("compiling: %v, want an error naming %q", err, c.compileErr)
 			}
 			pod := testPod("default", "web", nil, container("app", "1", "1Gi"), container("side", "1", "1Gi"))
-			s := &Subject{Pod: pod}
+			s := &Subject{Pod: pod, maps: newObjectMaps()}
 			_, err = m.ContainerUsage(s, &pod.Spec.Containers[0], "cpu")
 			var ee *EvalError
 			if !errors.As(err, &ee) || ee.Usage.Name != "bad" || !strings.Contains(err.Error(), c.evalErr) {
@@ -286,5 +289,47 @@ spec:
 				t.Errorf("the other container: %v, %v; want its default 0.5", v, err)
 			}
 		})
+	}
+}
+
+// The maps kept for expressions hold the fields they read, and a usage
+// declared later that reads more sees them: the maps are made anew.
+func TestKeptMapsHoldWhatExpressionsRead(t *testing.T) {
+	m := newModel(t)
+	maps := newObjectMaps()
+	pod := testPod("default", "web", map[string]string{"load": "0.8"}, container("app", "500m", "1Gi"))
+	pod.UID, pod.ResourceVersion = "u1", "1"
+	declare := func(cpu, memory string) {
+		t.Helper()
+		var u kwokv1alpha1.ClusterResourceUsage
+		u.Name = "x"
+		u.Spec.Usages = []kwokv1alpha1.ResourceUsageContainer{{Usage: map[string]kwokv1alpha1.ResourceUsageValue{"cpu": {Expression: &cpu}, "memory": {Expression: &memory}}}}
+		if err := m.SetClusterResourceUsage(&u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(res string) float64 {
+		t.Helper()
+		v, err := m.ContainerUsage(&Subject{Pod: pod, maps: maps}, &pod.Spec.Containers[0], res)
+		if err != nil {
+			t.Fatalf("%s: %v", res, err)
+		}
+		return v
+	}
+	declare(`Quantity("50m") * (1.0 + Rand())`, `Quantity("64Mi")`)
+	if read("cpu"); len(maps.entries) != 0 {
+		t.Errorf("expressions read no pod, yet its map is kept: %v", maps.entries)
+	}
+	declare(`Quantity(pod.metadata.annotations["load"])`, `Quantity("64Mi")`)
+	if got := read("cpu"); !near(got, 0.8) {
+		t.Errorf("cpu %v, want 0.8", got)
+	}
+	want := map[string]any{"metadata": map[string]any{"annotations": map[string]any{"load": "0.8"}}}
+	if kept := maps.entries[pod.UID].m; !reflect.DeepEqual(kept, want) {
+		t.Errorf("kept %v of the pod, want %v", kept, want)
+	}
+	declare(`Quantity(pod.metadata.annotations["load"])`, `Quantity(container.resources.requests.memory) / 2.0`)
+	if got := read("memory"); !near(got, 512<<20) {
+		t.Errorf("memory %v, want 512Mi", got)
 	}
 }

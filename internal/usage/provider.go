@@ -27,6 +27,7 @@ import (
 type metricsProvider struct {
 	metrics *Metrics
 	pods    corelisters.PodLister
+	byLabel podIndex
 	nodes   corelisters.NodeLister
 	now     func() time.Time
 	// failed is told of each metric that could not be evaluated.
@@ -90,7 +91,7 @@ func (p *metricsProvider) GetMetricBySelector(_ context.Context, namespace strin
 	if len(declared) == 0 {
 		return nil, provider.NewMetricNotFoundError(info.GroupResource, info.Metric)
 	}
-	pods, err := p.pods.Pods(namespace).List(selector)
+	pods, err := p.byLabel.list(namespace, selector)
 	if err != nil {
 		return nil, err
 	}

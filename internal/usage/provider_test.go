@@ -51,7 +51,7 @@ func providerFor(t *testing.T, pods []*corev1.Pod, docs ...string) (*metricsProv
 			t.Fatalf("kind %q", kind.Kind)
 		}
 	}
-	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, labelIndex: indexByLabels})
 	for _, p := range pods {
 		if err := indexer.Add(p); err != nil {
 			t.Fatal(err)
@@ -61,6 +61,7 @@ func providerFor(t *testing.T, pods []*corev1.Pod, docs ...string) (*metricsProv
 	return &metricsProvider{
 		metrics: metrics,
 		pods:    corelisters.NewPodLister(indexer),
+		byLabel: podIndex{corelisters.NewPodLister(indexer), indexer},
 		nodes:   corelisters.NewNodeLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})),
 		now:     func() time.Time { return time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC) },
 		failed:  func(e *EvalError) { *failed = append(*failed, e) },

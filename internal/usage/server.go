@@ -67,7 +67,7 @@ func Run(ctx context.Context, opts Options) error {
 	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithTransform(trim))
 	pods := factory.Core().V1().Pods()
 	nodes := factory.Core().V1().Nodes()
-	if err := pods.Informer().AddIndexers(cache.Indexers{nodeNameIndex: indexByNodeName}); err != nil {
+	if err := pods.Informer().AddIndexers(cache.Indexers{nodeNameIndex: indexByNodeName, labelIndex: indexByLabels}); err != nil {
 		return err
 	}
 	reporter := newReporter(ctx, kube, dyn)
@@ -87,7 +87,8 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}
 
-	custom := &metricsProvider{metrics: metrics, pods: pods.Lister(), nodes: nodes.Lister(), now: time.Now, failed: reporter.evalFailed}
+	byLabel := podIndex{pods.Lister(), pods.Informer().GetIndexer()}
+	custom := &metricsProvider{metrics: metrics, pods: pods.Lister(), byLabel: byLabel, nodes: nodes.Lister(), now: time.Now, failed: reporter.evalFailed}
 	counts := newPodCounts(metrics, pods.Lister(), dyn)
 	if _, err := pods.Informer().AddEventHandler(counts.handler()); err != nil {
 		return err
@@ -111,7 +112,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if err := metricsapi.Install(src, runningPods{pods.Lister()}, nodes.Lister(), server, nil); err != nil {
+	if err := metricsapi.Install(src, runningPods{byLabel}, nodes.Lister(), server, nil); err != nil {
 		return err
 	}
 	// The process starts with the API server's, to be serving by its
