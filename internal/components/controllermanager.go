@@ -62,10 +62,15 @@ func newControllerManagerCommand() *cobra.Command {
 				execAgain()
 			}()
 		}
+		// Only once the API server is set up may upstream skip /healthz:
+		// the RBAC policy its controllers run under is there then.
 		if setUpFile != "" {
-			waitForFile(c.Context(), setUpFile)
-			if err := os.Setenv(ControllerManagerReadyPathEnv, controlplane.APIServerReadyPath()); err != nil {
-				return err
+			if waitForFile(c.Context(), setUpFile, clusterclock.Stretch(setUpWait)) {
+				if err := os.Setenv(ControllerManagerReadyPathEnv, controlplane.APIServerReadyPath()); err != nil {
+					return err
+				}
+			} else {
+				klog.InfoS("The API server is not set up yet: waiting for its /healthz instead", "file", setUpFile)
 			}
 		}
 		return run(c, args)
@@ -79,19 +84,19 @@ const ControllerManagerSyncedFileEnv = "KUBESIM_CONTROLLER_MANAGER_SYNCED_FILE"
 // ControllerManagerReadyPathEnv is the variable patch 0006 reads.
 const ControllerManagerReadyPathEnv = "KUBESIM_CONTROLLER_MANAGER_READY_PATH"
 
-// waitForFile returns once file exists, or after setUpWait.
-func waitForFile(ctx context.Context, file string) {
+// waitForFile says whether file exists within timeout (a wait for the API
+// server's work: the caller stretches it on a scaled clock).
+func waitForFile(ctx context.Context, file string, timeout time.Duration) bool {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	// A wait for the API server's work: as long in real time on a scaled
-	// clock.
-	ctx, cancel := context.WithTimeout(ctx, clusterclock.Stretch(setUpWait))
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	_ = wait.PollUntilContextCancel(ctx, clusterclock.Stretch(setUpPoll), true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextCancel(ctx, clusterclock.Stretch(setUpPoll), true, func(context.Context) (bool, error) {
 		_, err := os.Stat(file)
 		return err == nil, nil
 	})
+	return err == nil
 }
 
 // setUpPoll is how often the set-up file is looked for: a stat costs

@@ -20,12 +20,17 @@ func TestControllerManagerWaitsForSetUp(t *testing.T) {
 		}
 		written <- time.Now()
 	}()
-	waitForFile(context.Background(), file)
+	if !waitForFile(context.Background(), file, 30*time.Second) {
+		t.Fatal("the set-up file was written, yet the wait says it was not")
+	}
 	if _, err := os.Stat(file); err != nil {
 		t.Fatalf("returned before the set-up file was written: %v", err)
 	}
 	if late := time.Since(<-written); late > 900*time.Millisecond {
 		t.Errorf("returned %s after the set-up file was written", late)
+	}
+	if waitForFile(context.Background(), filepath.Join(t.TempDir(), "never"), 50*time.Millisecond) {
+		t.Error("a file never written was seen: the controller-manager would skip /healthz before the API server is set up")
 	}
 	cmd := newControllerManagerCommand()
 	for _, flag := range []string{"kubeconfig", "api-server-set-up-file", "synced-file", "pod-controllers-held-file"} {

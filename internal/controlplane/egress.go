@@ -3,8 +3,10 @@ package controlplane
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -99,6 +101,12 @@ func handleConnect(conn net.Conn, kubeletSocket string, logf func(string, ...any
 	var target net.Conn
 	if port == strconv.Itoa(kubeletsim.DefaultKubeletPort) {
 		target, err = net.DialTimeout("unix", kubeletSocket, time.Second)
+		// No socket: usage-metrics is off, and the port serves nothing.
+		// A socket that does not answer: it is restarting or stuck.
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(conn, "HTTP/1.1 502 kubesim: usage-metrics, which serves the simulated kubelet port, is not answering (%v): see kubesim logs usage-metrics\r\n\r\n", err)
+			return
+		}
 	}
 	if target == nil {
 		if why := refusal(host, port); why != "" {

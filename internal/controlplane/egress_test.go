@@ -40,9 +40,15 @@ func TestCheckSocketPath(t *testing.T) {
 }
 
 // A node's kubelet port is connected to the kubelet socket while
-// usage-metrics serves it, and refused without it.
+// usage-metrics serves it, refused without it, and said to be down when
+// the socket is there and nothing answers.
 func TestEgressKubeletPort(t *testing.T) {
-	d := clusterdir.For(t.TempDir(), "blue")
+	home, err := os.MkdirTemp("", "ks") // short: a unix socket's path is at most 107 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	d := clusterdir.For(home, "blue")
 	if err := os.MkdirAll(d.Path, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -77,5 +83,10 @@ func TestEgressKubeletPort(t *testing.T) {
 	}()
 	if got := connect(); !strings.Contains(got, "200") {
 		t.Errorf("with the kubelet socket: %q", got)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close() // the socket stays, nothing answers: a usage-metrics that died
+	if got := connect(); !strings.Contains(got, "502") || !strings.Contains(got, "usage-metrics") {
+		t.Errorf("with a socket nothing answers: %q", got)
 	}
 }

@@ -191,8 +191,9 @@ spec:
 		return nil
 	})
 	waitEvent(t, client, "default", "bad-metric", "InvalidMetric", "spec.metrics[2].value")
-	if _, err := scrapeNode(ctx, client, node, "/metrics/nodes/"+node+"/bad"); !apierrors.IsNotFound(err) {
-		t.Errorf("bad-metric's path: %v, want it not served", err)
+	if _, err := scrapeNode(ctx, client, node, "/metrics/nodes/"+node+"/bad"); !apierrors.IsNotFound(err) ||
+		!strings.Contains(err.Error(), "Metric bad-metric is not served: spec.metrics[2].value") {
+		t.Errorf("bad-metric's path: %v, want it not served, saying why", err)
 	}
 	eventually(t, 30*time.Second, "requests_per_second of "+onNode[0]+" alone", func() error {
 		fams, err := scrapeNode(ctx, client, node, "/metrics/nodes/"+node+"/rps")
