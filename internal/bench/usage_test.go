@@ -18,7 +18,8 @@ func TestStatusKB(t *testing.T) {
 }
 
 // The table sets on against off: CPU as a share of one core over the
-// window, the cost of serving as the difference, top's median and range.
+// window, the cost of serving as usage-metrics' share and the runs'
+// difference, top's median and range.
 func TestUsageTable(t *testing.T) {
 	var b bytes.Buffer
 	on := &usageRun{window: time.Minute, clusterCPU: 12 * time.Second, metricsCPU: 1200 * time.Millisecond, rss: 190 << 20, anon: 36 << 20,
@@ -33,7 +34,8 @@ func TestUsageTable(t *testing.T) {
 		"usage-metrics CPU             2.0 %",
 		"190 MiB (36 MiB)",
 		"0.40 s median of 3 (0.30–0.90 s)",
-		"serving metrics: 1.0 % of one core more, 5.0 % of the cluster's CPU with it",
+		"serving metrics: usage-metrics is 10.0 % of the cluster's CPU",
+		"on against off: 1.0 % of one core more, 5.0 % of the cluster's CPU with it",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
