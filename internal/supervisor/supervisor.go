@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -122,8 +123,11 @@ func Supervise(ctx context.Context, opts Options) error {
 		}
 	}
 	// stops[name] stops a started component and waits until it has.
+	var stopsMu sync.Mutex
 	stops := map[string]func(){}
 	defer func() {
+		stopsMu.Lock()
+		defer stopsMu.Unlock()
 		// In reverse table order, whatever the start order was: the
 		// components after the API server stop while it still answers.
 		for i := len(comps) - 1; i >= 0; i-- {
@@ -133,7 +137,13 @@ func Supervise(ctx context.Context, opts Options) error {
 		}
 		logger.Printf("all components stopped")
 	}()
-	start := func(comp component.Component) {
+	// startOnce starts comp unless it runs already.
+	startOnce := func(comp component.Component) {
+		stopsMu.Lock()
+		defer stopsMu.Unlock()
+		if stops[comp.Name] != nil {
+			return
+		}
 		compCtx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		stops[comp.Name] = func() { cancel(); <-done }
@@ -142,18 +152,55 @@ func Supervise(ctx context.Context, opts Options) error {
 			s.keepRunning(compCtx, comp)
 		}()
 	}
-	for _, comp := range comps {
-		if stops[comp.Name] == nil {
-			start(comp)
-		}
+	// readyThenStartNext waits for comp to be ready and set up, then
+	// starts the components that start after it.
+	readyThenStartNext := func(comp component.Component) bool {
 		if !s.readyAndSetUp(ctx, comp) {
-			return nil
+			return false
 		}
 		for _, early := range comps {
-			if early.StartAfter == comp.Name && stops[early.Name] == nil {
-				start(early)
+			if early.StartAfter == comp.Name {
+				startOnce(early)
 			}
 		}
+		return true
+	}
+	// In table order up to the API server, each waited for before the
+	// next: the rest need it set up. Past it, each component's readiness
+	// and set-up is its own (a controller-manager building its
+	// controllers, usage-metrics registering its APIs): they overlap.
+	var rest []component.Component
+	apiServerSetUp := false
+	for _, comp := range comps {
+		if apiServerSetUp {
+			rest = append(rest, comp)
+			continue
+		}
+		startOnce(comp)
+		if !readyThenStartNext(comp) {
+			return nil
+		}
+		apiServerSetUp = comp.Name == controlplane.KubeAPIServer
+	}
+	inRest := map[string]bool{}
+	for _, comp := range rest {
+		inRest[comp.Name] = true
+	}
+	var wg sync.WaitGroup
+	var stopped atomic.Bool
+	for _, comp := range rest {
+		if !inRest[comp.StartAfter] { // else it starts once that one is ready
+			startOnce(comp)
+		}
+		wg.Go(func() {
+			if !readyThenStartNext(comp) {
+				stopped.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	if stopped.Load() {
+		return nil
 	}
 	if err := markStarted(d); err != nil {
 		return err
