@@ -1,6 +1,7 @@
 package dpdb
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -41,15 +42,7 @@ type federationLock struct {
 
 // acquireAll takes every target's Lease in cluster-name order, or none.
 func acquireAll(ctx context.Context, namespace, holder string, targets []lockTarget) (*federationLock, error) {
-	slices.SortFunc(targets, func(a, b lockTarget) int {
-		switch {
-		case a.cluster < b.cluster:
-			return -1
-		case a.cluster > b.cluster:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(targets, func(a, b lockTarget) int { return cmp.Compare(a.cluster, b.cluster) })
 	l := &federationLock{namespace: namespace, holder: holder}
 	deadline := time.Now().Add(lockWait)
 	for _, t := range targets {

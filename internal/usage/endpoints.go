@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"regexp"
@@ -228,15 +229,7 @@ func (e *Endpoints) compileMetric(i int, mc *kwokv1alpha1.MetricConfig) (*expose
 			}
 			x.buckets = append(x.buckets, exposedBucket{le: b.Le, hidden: b.Hidden, count: p})
 		}
-		slices.SortFunc(x.buckets, func(a, b exposedBucket) int {
-			switch {
-			case a.le < b.le:
-				return -1
-			case a.le > b.le:
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(x.buckets, func(a, b exposedBucket) int { return cmp.Compare(a.le, b.le) })
 	default:
 		errs = append(errs, fmt.Errorf("%s.kind: %q is none of gauge, counter or histogram", field, mc.Kind))
 	}

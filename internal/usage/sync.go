@@ -52,62 +52,28 @@ func watchUsages(ctx context.Context, dyn dynamic.Interface, model *Model, metri
 		_, err := factory.ForResource(gvr).Informer().AddEventHandler(handle(set, del))
 		return err
 	}
-	if err := watch(kwokv1alpha1.ResourceUsagesResource,
-		func(u *unstructured.Unstructured) error {
-			var ru kwokv1alpha1.ResourceUsage
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &ru); err != nil {
-				return err
-			}
-			return model.SetResourceUsage(&ru)
-		},
-		func(u *unstructured.Unstructured) { model.DeleteResourceUsage(u.GetNamespace(), u.GetName()) }); err != nil {
-		return nil, err
-	}
-	if err := watch(kwokv1alpha1.ClusterResourceUsagesResource,
-		func(u *unstructured.Unstructured) error {
-			var cru kwokv1alpha1.ClusterResourceUsage
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &cru); err != nil {
-				return err
-			}
-			return model.SetClusterResourceUsage(&cru)
-		},
-		func(u *unstructured.Unstructured) { model.DeleteClusterResourceUsage(u.GetName()) }); err != nil {
-		return nil, err
-	}
-	if err := watch(v1alpha1.CustomMetricsResource,
-		func(u *unstructured.Unstructured) error {
-			var cm v1alpha1.CustomMetric
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &cm); err != nil {
-				return err
-			}
-			err := metrics.SetCustomMetric(&cm)
+	for _, w := range []struct {
+		gvr schema.GroupVersionResource
+		set func(*unstructured.Unstructured) error
+		del func(*unstructured.Unstructured)
+	}{
+		{kwokv1alpha1.ResourceUsagesResource, typed(model.SetResourceUsage),
+			func(u *unstructured.Unstructured) { model.DeleteResourceUsage(u.GetNamespace(), u.GetName()) }},
+		{kwokv1alpha1.ClusterResourceUsagesResource, typed(model.SetClusterResourceUsage),
+			func(u *unstructured.Unstructured) { model.DeleteClusterResourceUsage(u.GetName()) }},
+		{v1alpha1.CustomMetricsResource, typed(func(cm *v1alpha1.CustomMetric) error {
+			err := metrics.SetCustomMetric(cm)
 			counts.enqueue(cm.Namespace, cm.Name, 0)
 			return err
-		},
-		func(u *unstructured.Unstructured) { metrics.DeleteCustomMetric(u.GetNamespace(), u.GetName()) }); err != nil {
-		return nil, err
-	}
-	if err := watch(v1alpha1.ExternalMetricsResource,
-		func(u *unstructured.Unstructured) error {
-			var em v1alpha1.ExternalMetric
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &em); err != nil {
-				return err
-			}
-			return metrics.SetExternalMetric(&em)
-		},
-		func(u *unstructured.Unstructured) { metrics.DeleteExternalMetric(u.GetNamespace(), u.GetName()) }); err != nil {
-		return nil, err
-	}
-	if err := watch(kwokv1alpha1.MetricsResource,
-		func(u *unstructured.Unstructured) error {
-			var m kwokv1alpha1.Metric
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &m); err != nil {
-				return err
-			}
-			return endpoints.SetMetric(&m)
-		},
-		func(u *unstructured.Unstructured) { endpoints.DeleteMetric(u.GetName()) }); err != nil {
-		return nil, err
+		}), func(u *unstructured.Unstructured) { metrics.DeleteCustomMetric(u.GetNamespace(), u.GetName()) }},
+		{v1alpha1.ExternalMetricsResource, typed(metrics.SetExternalMetric),
+			func(u *unstructured.Unstructured) { metrics.DeleteExternalMetric(u.GetNamespace(), u.GetName()) }},
+		{kwokv1alpha1.MetricsResource, typed(endpoints.SetMetric),
+			func(u *unstructured.Unstructured) { endpoints.DeleteMetric(u.GetName()) }},
+	} {
+		if err := watch(w.gvr, w.set, w.del); err != nil {
+			return nil, err
+		}
 	}
 	factory.Start(ctx.Done())
 	return factory, nil
@@ -214,4 +180,15 @@ func (r *reporter) warnRef(ref *corev1.ObjectReference, key, reason, message str
 	r.mu.Unlock()
 	klog.Warningf("%s %s/%s: %s", ref.Kind, ref.Namespace, ref.Name, message)
 	r.recorder.Eventf(ref, nil, corev1.EventTypeWarning, reason, "Evaluate", "%s", message)
+}
+
+// typed has set see the object as its kind's Go type.
+func typed[T any](set func(*T) error) func(*unstructured.Unstructured) error {
+	return func(u *unstructured.Unstructured) error {
+		var obj T
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &obj); err != nil {
+			return err
+		}
+		return set(&obj)
+	}
 }
