@@ -147,26 +147,7 @@ nodeGroups:
   devices: [{driver: gpu.kubesim.io, count: 2}]
 `))
 	e.createCluster("src", "--config", config)
-	e.apply(`apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: one-gpu}
-spec:
-  spec:
-    devices:
-      requests: [{name: gpu, exactly: {deviceClassName: gpu.kubesim.io}}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: infer}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: infer}}
-  template:
-    metadata: {labels: {app: infer}}
-    spec:
-      resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
-      containers: [{name: infer, image: server, resources: {claims: [{name: gpu}]}}]
----
+	e.apply(gpuDeployment("infer", "infer", "server", 2) + `---
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
 metadata: {name: direct}

@@ -406,26 +406,7 @@ nodeGroups:
 	e.createCluster("taints", "--config", config)
 	client := e.client()
 	ctx := context.Background()
-	e.apply(`apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: one-gpu}
-spec:
-  spec:
-    devices:
-      requests: [{name: gpu, exactly: {deviceClassName: gpu.kubesim.io}}]
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web}
-spec:
-  replicas: 4
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
-      containers: [{name: c, image: x, resources: {claims: [{name: gpu}]}}]
-`)
+	e.apply(gpuDeployment("web", "c", "x", 4))
 	var before map[string][]corev1.Pod
 	eventually(t, 90*time.Second, "4 pods Running on both nodes", func() error {
 		running, waiting, err := podsByNode(client, "app=web")
@@ -715,4 +696,30 @@ func (a *allocations) counts() map[string]int {
 		out[a.by[uid]+" ("+string(uid)+")"] = n
 	}
 	return out
+}
+
+// gpuDeployment is a ResourceClaimTemplate one-gpu (one device of class
+// gpu.kubesim.io) and a Deployment app of replicas pods, each with a claim
+// made from it.
+func gpuDeployment(app, container, image string, replicas int) string {
+	return fmt.Sprintf(`apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu}
+spec:
+  spec:
+    devices:
+      requests: [{name: gpu, exactly: {deviceClassName: gpu.kubesim.io}}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %[1]s}
+spec:
+  replicas: %[4]d
+  selector: {matchLabels: {app: %[1]s}}
+  template:
+    metadata: {labels: {app: %[1]s}}
+    spec:
+      resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+      containers: [{name: %[2]s, image: %[3]s, resources: {claims: [{name: gpu}]}}]
+`, app, container, image, replicas)
 }
