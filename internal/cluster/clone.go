@@ -24,6 +24,7 @@ import (
 	"github.com/kubesim/kubesim/internal/scale"
 	"github.com/kubesim/kubesim/internal/snapshot"
 	"github.com/kubesim/kubesim/internal/snapshot/clone"
+	"github.com/kubesim/kubesim/internal/snapshot/etcdpods"
 	"github.com/kubesim/kubesim/internal/snapshot/export"
 )
 
@@ -62,8 +63,19 @@ func (p *Provider) createClone(ctx context.Context, c *v1alpha1.Cluster, opts Cr
 	if err != nil {
 		return err
 	}
+	o := clone.Options{Progress: p.Out, Terminal: opts.Nodes.Terminal}
+	// Pods straight into etcd, Running, only on the real clock: their
+	// times would otherwise be this process's, not the cluster's.
+	if c.TimeScale <= 1 {
+		store, err := etcdpods.Open(controlplane.EtcdSocket(clusterdir.For(p.Home, c.Name)))
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		o.Direct = &clone.Direct{Store: store, StageSet: c.Stages, NodesWait: 2 * time.Minute}
+	}
 	started := time.Now()
-	result, err := clone.Load(ctx, cfg, objects, clone.Options{Progress: p.Out, Terminal: opts.Nodes.Terminal})
+	result, err := clone.Load(ctx, cfg, objects, o)
 	if err != nil {
 		return fmt.Errorf("cloning into %q: %w", c.Name, err)
 	}

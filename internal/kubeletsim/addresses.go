@@ -45,6 +45,18 @@ func (s *Simulator) occupyPodAddresses(node *corev1.Node, pods []any) {
 	}
 }
 
+// podAdded takes the address of a pod that comes with one as used: a
+// clone writes its pods with the addresses its Starter gave them.
+func (s *Simulator) podAdded(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || pod.Status.PodIP == "" {
+		return
+	}
+	if node, err := s.nodeLister.Get(pod.Spec.NodeName); err == nil && s.nodeFilter(node) {
+		s.occupyPodAddresses(node, []any{pod})
+	}
+}
+
 func internalIP(node *corev1.Node) net.IP {
 	for _, a := range node.Status.Addresses {
 		if a.Type == corev1.NodeInternalIP {

@@ -142,7 +142,7 @@ func (o *otherKinds) start(gk schema.GroupKind, lifecycle *stage.Lifecycle) (*ot
 	}
 	k.runner = newRunner(k, lifecycle, o.recorder)
 	k.runner.writer = o.writer
-	if _, err := k.informer.AddEventHandler(k.runner.handler(nil)); err != nil {
+	if _, err := k.informer.AddEventHandler(k.runner.handler(nil, nil)); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(o.ctx)

@@ -37,20 +37,26 @@ func (k *podKind) managed(obj runtime.Object) bool {
 func (k *podKind) keys() []string { return k.s.podsByNode.ListKeys() }
 
 func (k *podKind) funcs(obj runtime.Object) template.FuncMap {
-	pod := obj.(*corev1.Pod)
+	return podFuncs(obj.(*corev1.Pod), k.s.nodeIPByName, k.s.podIP, k.s.kubeletVersion)
+}
+
+// podFuncs are a pod's template helpers, given where node and pod
+// addresses and the kubelet's version come from.
+func podFuncs(pod *corev1.Pod, nodeIP func(node string) (string, error),
+	podIP func(node string, hostNetwork bool, uid string) (string, error), version func() string) template.FuncMap {
 	return template.FuncMap{
 		"NodeName":    func() string { return pod.Spec.NodeName },
-		"NodeIP":      func() (string, error) { return k.s.nodeIPByName(pod.Spec.NodeName) },
-		"NodeIPWith":  k.s.nodeIPByName,
-		"NodeIPsWith": func(node string) ([]string, error) { return one(k.s.nodeIPByName(node)) },
+		"NodeIP":      func() (string, error) { return nodeIP(pod.Spec.NodeName) },
+		"NodeIPWith":  nodeIP,
+		"NodeIPsWith": func(node string) ([]string, error) { return one(nodeIP(node)) },
 		"PodIP": func() (string, error) {
-			return k.s.podIP(pod.Spec.NodeName, pod.Spec.HostNetwork, string(pod.UID))
+			return podIP(pod.Spec.NodeName, pod.Spec.HostNetwork, string(pod.UID))
 		},
 		"PodIPWith": func(node string, hostNetwork bool, uid, _, _ string) (string, error) {
-			return k.s.podIP(node, hostNetwork, uid)
+			return podIP(node, hostNetwork, uid)
 		},
 		"PodIPsWith": func(node string, hostNetwork bool, uid, _, _ string) ([]string, error) {
-			return one(k.s.podIP(node, hostNetwork, uid))
+			return one(podIP(node, hostNetwork, uid))
 		},
 		"StartTime": func() string {
 			if t := pod.Status.StartTime; t != nil {
@@ -58,7 +64,7 @@ func (k *podKind) funcs(obj runtime.Object) template.FuncMap {
 			}
 			return ""
 		},
-		"Version": k.s.kubeletVersion,
+		"Version": version,
 	}
 }
 

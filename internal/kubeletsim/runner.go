@@ -100,9 +100,16 @@ func (r *runner) setLifecycle(l *stage.Lifecycle) {
 }
 
 // handler enqueues every change of the kind, and forgets deleted objects.
-func (r *runner) handler(onDelete func(obj any)) cache.ResourceEventHandler {
+// onAdd and onDelete, if set, see each object first: in the informer's
+// order, before the object's turn comes.
+func (r *runner) handler(onAdd, onDelete func(obj any)) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { r.enqueue(obj) },
+		AddFunc: func(obj any) {
+			if onAdd != nil {
+				onAdd(obj)
+			}
+			r.enqueue(obj)
+		},
 		UpdateFunc: func(_, obj any) { r.enqueue(obj) },
 		DeleteFunc: func(obj any) {
 			key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)

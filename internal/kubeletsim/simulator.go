@@ -172,7 +172,7 @@ func (s *Simulator) run(ctx context.Context) error {
 	if _, err := nodeInformer.Informer().AddEventHandler(s.nodeHandler()); err != nil {
 		return err
 	}
-	if _, err := podInformer.Informer().AddEventHandler(s.podRunner.handler(s.podDeleted)); err != nil {
+	if _, err := podInformer.Informer().AddEventHandler(s.podRunner.handler(s.podAdded, s.podDeleted)); err != nil {
 		return err
 	}
 	nodeFactory.Start(ctx.Done())

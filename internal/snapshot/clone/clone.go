@@ -40,10 +40,14 @@ import (
 // CPU is used up.
 const Workers = 64
 
-// Options say where to report.
+// Options say where to report, and how pods are loaded.
 type Options struct {
 	Progress io.Writer
 	Terminal bool
+	// Direct, if set, loads the pods the simulator runs straight into
+	// etcd, Running; nil: through the API server, for the simulator to
+	// start.
+	Direct *Direct
 }
 
 // Result counts what a clone did, by kind.
@@ -85,7 +89,7 @@ func Load(ctx context.Context, cfg *rest.Config, objects []*unstructured.Unstruc
 	protobuf := rest.CopyConfig(cfg)
 	protobuf.ContentType = "application/vnd.kubernetes.protobuf"
 	protobuf.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	pods, err := corev1client.NewForConfig(protobuf)
+	core, err := corev1client.NewForConfig(protobuf)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +99,7 @@ func Load(ctx context.Context, cfg *rest.Config, objects []*unstructured.Unstruc
 	}
 	l := &loader{
 		client: client,
-		pods:   pods,
+		core:   core,
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
 		uids:   map[string]string{},
 		result: &Result{Created: map[string]int{}, Existing: map[string]int{}, Unserved: map[string]int{}},
@@ -121,7 +125,7 @@ func Load(ctx context.Context, cfg *rest.Config, objects []*unstructured.Unstruc
 
 type loader struct {
 	client dynamic.Interface
-	pods   corev1client.PodsGetter
+	core   corev1client.CoreV1Interface
 	mapper meta.RESTMapper
 	o      Options
 
@@ -143,6 +147,19 @@ func (l *loader) createAll(ctx context.Context, objects []*unstructured.Unstruct
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", gvk.Kind, err)
+	}
+	if gvk.Kind == "Pod" && gvk.Group == "" && l.o.Direct != nil {
+		if objects, err = l.createPodsDirect(ctx, objects); isNotDirect(err) {
+			l.note("Pods created through the API server, for the simulator to start: %v", err)
+		} else if err != nil {
+			return err
+		}
+		if len(objects) == 0 {
+			if l.o.Terminal && l.o.Progress != nil {
+				fmt.Fprintln(l.o.Progress)
+			}
+			return nil
+		}
 	}
 	var done atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
@@ -167,6 +184,15 @@ func (l *loader) createAll(ctx context.Context, objects []*unstructured.Unstruct
 		fmt.Fprintln(l.o.Progress)
 	}
 	return err
+}
+
+// note says something to the user, on a line of its own.
+func (l *loader) note(format string, args ...any) {
+	if l.o.Progress != nil {
+		l.mu.Lock()
+		fmt.Fprintf(l.o.Progress, format+"\n", args...)
+		l.mu.Unlock()
+	}
 }
 
 func (l *loader) progress(kind string, done, total int) {
@@ -245,7 +271,7 @@ func (l *loader) createPod(ctx context.Context, obj *unstructured.Unstructured) 
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, pod); err != nil {
 		return "", err
 	}
-	made, err := l.pods.Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	made, err := l.core.Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		return "", err
 	}
