@@ -201,6 +201,22 @@ func TestCloneIsTheSourcesShape(t *testing.T) {
 	cloneWatch.noChurn(t, "the clone", 2*time.Minute)
 	anonWatch.noChurn(t, "the anonymized clone", 2*time.Minute)
 
+	// The clone's pods came Running, their addresses from the
+	// simulator's pools: no two alike, and a pod made since (a web
+	// pod's replacement) gets none of theirs.
+	running, err := addressesDistinct(ctx, clone, 0)
+	if err != nil {
+		t.Error(err)
+	}
+	victim := firstPod(t, clone, "app=web")
+	if err := clone.CoreV1().Pods("default").Delete(ctx, victim, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "web pod "+victim+" replaced, Running, with an address of its own", func() error {
+		_, err := addressesDistinct(ctx, clone, running)
+		return err
+	})
+
 	if after := sourceVersions(t, src); fmt.Sprint(after) != fmt.Sprint(before) {
 		for k, v := range after {
 			if before[k] != v {
@@ -418,6 +434,49 @@ func pdbsSettled(ctx context.Context, c kubernetes.Interface) error {
 		return fmt.Errorf("%d PDBs", len(pdbs.Items))
 	}
 	return nil
+}
+
+// addressesDistinct checks that every pod not on its node's network has
+// an address no other pod has, and its node's address as its host's;
+// with want > 0, that want pods are Running. It returns how many are.
+func addressesDistinct(ctx context.Context, c kubernetes.Interface, want int) (int, error) {
+	pods, err := c.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, err
+	}
+	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, err
+	}
+	nodeIP := map[string]string{}
+	for _, n := range nodes.Items {
+		for _, a := range n.Status.Addresses {
+			if a.Type == corev1.NodeInternalIP {
+				nodeIP[n.Name] = a.Address
+			}
+		}
+	}
+	byIP, running := map[string]string{}, 0
+	for _, p := range pods.Items {
+		if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
+			continue
+		}
+		running++
+		if p.Status.HostIP != nodeIP[p.Spec.NodeName] {
+			return 0, fmt.Errorf("pod %s/%s: hostIP %q, its node %s's address %q", p.Namespace, p.Name, p.Status.HostIP, p.Spec.NodeName, nodeIP[p.Spec.NodeName])
+		}
+		if p.Spec.HostNetwork {
+			continue
+		}
+		if other, taken := byIP[p.Status.PodIP]; taken || p.Status.PodIP == "" {
+			return 0, fmt.Errorf("pod %s/%s has address %q, as has %s", p.Namespace, p.Name, p.Status.PodIP, other)
+		}
+		byIP[p.Status.PodIP] = p.Namespace + "/" + p.Name
+	}
+	if want > 0 && running != want {
+		return running, fmt.Errorf("%d pods Running, want %d", running, want)
+	}
+	return running, nil
 }
 
 func firstPod(t *testing.T, c kubernetes.Interface, selector string) string {
