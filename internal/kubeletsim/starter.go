@@ -46,7 +46,12 @@ func NewStarter(stages []*stage.Stage, nodes []*corev1.Node) *Starter {
 // a pod whose stage is not due at once or does more than patch the
 // status (an event, a finalizer, another object): those the simulator
 // must carry out itself.
-func (s *Starter) Start(pod *corev1.Pod, now time.Time) error {
+func (s *Starter) Start(pod *corev1.Pod, now time.Time) (err error) {
+	defer func() {
+		if p := recover(); p != nil { // a bad Stage must not take the caller down
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
 	for depth := 0; depth <= maxChain; depth++ {
 		m, err := toMap(pod)
 		if err != nil {

@@ -255,20 +255,71 @@ func TestCloneBadInput(t *testing.T) {
 	}
 
 	// Made, then failing: a pod whose PriorityClass the snapshot lacks.
+	// It is bound to a cloned node, but not written straight into etcd:
+	// the API server's admission refuses it, as it would any create.
 	bad := filepath.Join(dir, "bad.yaml")
-	writeFile(t, bad, []byte(`# kubesim.io/snapshot: {"format":1,"kubernetes":"v1.36.3","source":"prod","counts":{"Pod":1}}
+	writeFile(t, bad, []byte(`# kubesim.io/snapshot: {"format":1,"kubernetes":"v1.36.3","source":"prod","counts":{"Node":1,"Pod":1}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
 ---
 apiVersion: v1
 kind: Pod
 metadata: {name: p, namespace: default}
-spec: {priorityClassName: nope, containers: [{name: c, image: c}]}
+spec: {nodeName: n1, priorityClassName: nope, priority: 0, containers: [{name: c, image: c}]}
 `))
 	r := e.run("create", "cluster", "--name", "half", "--from", bad)
-	if r.code == 0 || !strings.Contains(r.stderr, `creating Pod default/p`) || !strings.Contains(r.stderr, `cluster "half" deleted; --retain keeps it`) {
+	if r.code == 0 || !strings.Contains(r.stderr, `creating Pod default/p`) || !strings.Contains(r.stderr, `nope`) ||
+		!strings.Contains(r.stderr, `cluster "half" deleted; --retain keeps it`) {
 		t.Errorf("a clone failing once made: %s", r)
+	}
+	if !strings.Contains(r.stdout+r.stderr, "Some pods go through the API server, whose admission decides (pod default/p: its PriorityClass nope does not exist)") {
+		t.Errorf("the clone does not say why the pod went through the API server: %s", r)
 	}
 	if r := e.must("get", "clusters"); strings.Contains(r.stdout, "half") {
 		t.Errorf("a failed clone left its cluster: %s", r.stdout)
+	}
+}
+
+// TestCloneOfSlowStages: when the cluster's pod stages do not make a pod
+// Running at once (--stages realistic: pods start after a delay), the
+// clone says so and leaves its pods to the API server and the simulator,
+// which start them as any other; with the default stages they come
+// Running, written straight into etcd.
+func TestCloneOfSlowStages(t *testing.T) {
+	e := newEnv(t)
+	file := filepath.Join(t.TempDir(), "small.yaml")
+	writeFile(t, file, []byte(`# kubesim.io/snapshot: {"format":1,"kubernetes":"v1.36.3","source":"prod","counts":{"Node":1,"Pod":2}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: a, namespace: default}
+spec: {nodeName: n1, priority: 0, containers: [{name: c, image: c}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: b, namespace: default}
+spec: {nodeName: n1, priority: 0, containers: [{name: c, image: c}]}
+`))
+	why := regexp.MustCompile(`Pods created through the API server, for the simulator to start: pod default/[ab]: stage pod-create waits`)
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		slow  bool
+	}{{"direct", nil, false}, {"slow", []string{"--stages", "realistic"}, true}} {
+		r := e.must(append([]string{"create", "cluster", "--name", tc.name, "--from", file}, tc.flags...)...)
+		if said := why.MatchString(r.stdout + r.stderr); said != tc.slow {
+			t.Errorf("%s: said the pods go through the API server: %v, want %v: %s", tc.name, said, tc.slow, r)
+		}
+		c := contextClient(t, e.kubeconfig, "kubesim-"+tc.name)
+		if _, err := addressesDistinct(context.Background(), c, 2); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
 	}
 }
 

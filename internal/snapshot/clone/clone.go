@@ -26,7 +26,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/util/retry"
@@ -89,7 +89,7 @@ func Load(ctx context.Context, cfg *rest.Config, objects []*unstructured.Unstruc
 	protobuf := rest.CopyConfig(cfg)
 	protobuf.ContentType = "application/vnd.kubernetes.protobuf"
 	protobuf.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	core, err := corev1client.NewForConfig(protobuf)
+	typed, err := kubernetes.NewForConfig(protobuf)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func Load(ctx context.Context, cfg *rest.Config, objects []*unstructured.Unstruc
 	}
 	l := &loader{
 		client: client,
-		core:   core,
+		typed:  typed,
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
 		uids:   map[string]string{},
 		result: &Result{Created: map[string]int{}, Existing: map[string]int{}, Unserved: map[string]int{}},
@@ -125,7 +125,7 @@ func Load(ctx context.Context, cfg *rest.Config, objects []*unstructured.Unstruc
 
 type loader struct {
 	client dynamic.Interface
-	core   corev1client.CoreV1Interface
+	typed  kubernetes.Interface
 	mapper meta.RESTMapper
 	o      Options
 
@@ -271,7 +271,7 @@ func (l *loader) createPod(ctx context.Context, obj *unstructured.Unstructured) 
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, pod); err != nil {
 		return "", err
 	}
-	made, err := l.core.Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	made, err := l.typed.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		return "", err
 	}

@@ -58,22 +58,32 @@ func (l *loader) createPodsDirect(ctx context.Context, objects []*unstructured.U
 		key    string
 		value  []byte
 	}
+	admission, err := listAdmission(ctx, l.typed)
+	if err != nil {
+		return objects, err
+	}
 	var bound []*prepared
-	dropped := 0
+	dropped, admitting := 0, ""
 	for _, obj := range objects {
 		if !nodes[nestedNodeName(obj)] {
 			rest = append(rest, obj)
 			continue
 		}
-		bound = append(bound, &prepared{source: obj.GetAnnotations()[snapshot.SourceUIDAnnotation]})
-		obj = obj.DeepCopy()
+		copied := obj.DeepCopy()
 		l.mu.Lock()
-		dropped += l.repoint(obj)
+		d := l.repoint(copied) // counted if the pod is made here
 		l.mu.Unlock()
-		bound[len(bound)-1].pod = &corev1.Pod{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, bound[len(bound)-1].pod); err != nil {
+		pod := &corev1.Pod{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(copied.Object, pod); err != nil {
 			return objects, fmt.Errorf("Pod %s: %w", snapshot.Name(obj), err)
 		}
+		if why := admission.why(pod); why != "" {
+			admitting = fmt.Sprintf("pod %s/%s: %s", pod.Namespace, pod.Name, why)
+			rest = append(rest, obj)
+			continue
+		}
+		dropped += d
+		bound = append(bound, &prepared{source: obj.GetAnnotations()[snapshot.SourceUIDAnnotation], pod: pod})
 	}
 	// Prepared and rendered many at once: this is the CPU the API server
 	// would otherwise spend, twice over.
@@ -113,6 +123,9 @@ func (l *loader) createPodsDirect(ctx context.Context, objects []*unstructured.U
 	l.mu.Lock()
 	l.result.DroppedOwners += dropped
 	l.mu.Unlock()
+	if admitting != "" {
+		l.note("Some pods go through the API server, whose admission decides (%s)", admitting)
+	}
 	var done atomic.Int64
 	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(4) // etcd takes a transaction's pods in one write
@@ -163,7 +176,7 @@ func (l *loader) starter(ctx context.Context, pods []*unstructured.Unstructured)
 	}
 	deadline := time.Now().Add(l.o.Direct.NodesWait)
 	for {
-		list, err := l.core.Nodes().List(ctx, metav1.ListOptions{})
+		list, err := l.typed.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return nil, nil, err
 		}
