@@ -64,9 +64,9 @@ func (p *Provider) createClone(ctx context.Context, c *v1alpha1.Cluster, opts Cr
 		return err
 	}
 	o := clone.Options{Progress: p.Out, Terminal: opts.Nodes.Terminal}
-	// Pods straight into etcd, Running, only on the real clock: their
-	// times would otherwise be this process's, not the cluster's.
-	if c.TimeScale <= 1 {
+	if why := notDirect(c); why != "" {
+		p.logf("Pods are created through the API server, for the simulator to start: %s", why)
+	} else {
 		store, err := etcdpods.Open(controlplane.EtcdSocket(clusterdir.For(p.Home, c.Name)))
 		if err != nil {
 			return err
@@ -91,6 +91,21 @@ func (p *Provider) createClone(ctx context.Context, c *v1alpha1.Cluster, opts Cr
 		return err
 	}
 	return waitCloned(ctx, client, objects, opts.Wait, p.logf)
+}
+
+// notDirect says why a clone's pods may not be written straight into
+// etcd: what the create process would have to know of the cluster's
+// clock and its API server to write them as the API server would.
+func notDirect(c *v1alpha1.Cluster) string {
+	switch {
+	case c.TimeScale > 1:
+		return "the cluster runs faster than real time (the pods' times would be this process's)"
+	case c.DisableKubeletSim:
+		return "the cluster has no kubelet simulator"
+	case len(c.ExtraArgs["kube-apiserver"]) > 0:
+		return "the API server has extraArgs (its storage, feature gates or admission may differ)"
+	}
+	return ""
 }
 
 // assignPodCIDRs gives each Node without one the next pod CIDR of the

@@ -98,7 +98,7 @@ func (w *stageWatcher) stages() []*stage.Stage {
 	})
 	for _, obj := range objs {
 		u := obj.(*unstructured.Unstructured)
-		compiled, err := compileStage(u)
+		compiled, err := CompileStage(u)
 		w.setAccepted(u, err)
 		if err != nil {
 			w.warnOnce(u, err)
@@ -109,7 +109,8 @@ func (w *stageWatcher) stages() []*stage.Stage {
 	return stage.Merge(w.builtin, user)
 }
 
-func compileStage(u *unstructured.Unstructured) (*stage.Stage, error) {
+// CompileStage compiles a Stage object as the simulator does.
+func CompileStage(u *unstructured.Unstructured) (*stage.Stage, error) {
 	s := &v1alpha1.Stage{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, s); err != nil {
 		return nil, fmt.Errorf("stage %s: %w", u.GetName(), err)

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -267,14 +268,14 @@ metadata: {name: n1}
 apiVersion: v1
 kind: Pod
 metadata: {name: p, namespace: default}
-spec: {nodeName: n1, priorityClassName: nope, priority: 0, containers: [{name: c, image: c}]}
+spec: {nodeName: n1, serviceAccountName: default, priorityClassName: nope, priority: 0, containers: [{name: c, image: c}]}
 `))
 	r := e.run("create", "cluster", "--name", "half", "--from", bad)
 	if r.code == 0 || !strings.Contains(r.stderr, `creating Pod default/p`) || !strings.Contains(r.stderr, `nope`) ||
 		!strings.Contains(r.stderr, `cluster "half" deleted; --retain keeps it`) {
 		t.Errorf("a clone failing once made: %s", r)
 	}
-	if !strings.Contains(r.stdout+r.stderr, "Some pods go through the API server, whose admission decides (pod default/p: its PriorityClass nope does not exist)") {
+	if !strings.Contains(r.stdout+r.stderr, "1 of 1 pods are created through the API server, not written straight into etcd (pod default/p: its PriorityClass nope does not exist)") {
 		t.Errorf("the clone does not say why the pod went through the API server: %s", r)
 	}
 	if r := e.must("get", "clusters"); strings.Contains(r.stdout, "half") {
@@ -299,14 +300,16 @@ metadata: {name: n1}
 apiVersion: v1
 kind: Pod
 metadata: {name: a, namespace: default}
-spec: {nodeName: n1, priority: 0, containers: [{name: c, image: c}]}
+spec: {nodeName: n1, serviceAccountName: default, priority: 0, preemptionPolicy: PreemptLowerPriority, tolerations: [{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute}, {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute}],
+  containers: [{name: c, image: c}]}
 ---
 apiVersion: v1
 kind: Pod
 metadata: {name: b, namespace: default}
-spec: {nodeName: n1, priority: 0, containers: [{name: c, image: c}]}
+spec: {nodeName: n1, serviceAccountName: default, priority: 0, preemptionPolicy: PreemptLowerPriority, tolerations: [{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute}, {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute}],
+  containers: [{name: c, image: c}]}
 `))
-	why := regexp.MustCompile(`Pods created through the API server, for the simulator to start: pod default/[ab]: stage pod-create waits`)
+	why := regexp.MustCompile(`2 of 2 pods are created through the API server, not written straight into etcd \(pod default/[ab]: stage pod-create waits`)
 	for _, tc := range []struct {
 		name  string
 		flags []string
@@ -633,4 +636,112 @@ func sourceNames(placement map[string]string) map[string]bool {
 		names[name], names[node] = true, true
 	}
 	return names
+}
+
+// TestCloneDirectPodsAreTheAPIPaths: a pod written straight into etcd is
+// the pod the API server and the simulator would have made (a create,
+// then the simulator's status patch), but for what differs between any
+// two clones (uids, times, addresses). The same export is cloned both
+// ways: directly, and through the API server (an API server with
+// extraArgs turns the direct path off).
+func TestCloneDirectPodsAreTheAPIPaths(t *testing.T) {
+	e := newEnv(t)
+	e.createCluster("src", "--nodes", "2")
+	e.kubectl("label", "node", "node-000000", "topology.kubernetes.io/zone=z1", "topology.kubernetes.io/region=r1")
+	e.apply(`apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      priorityClassName: high
+      initContainers:
+      - {name: setup, image: busybox}
+      - {name: proxy, image: envoy, restartPolicy: Always}
+      containers:
+      - name: app
+        image: app:1
+        resources: {requests: {cpu: 100m, memory: 64Mi}, limits: {memory: 128Mi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: host, namespace: default}
+spec:
+  nodeName: node-000000
+  hostNetwork: true
+  containers: [{name: c, image: c}]
+`)
+	src := contextClient(t, e.kubeconfig, "kubesim-src")
+	waitPods(t, src, "app=web", 3)
+	waitPods(t, src, "", 4)
+	snap := filepath.Join(t.TempDir(), "src.yaml")
+	e.must("snapshot", "export", "--context", "kubesim-src", "--path", snap)
+
+	r := e.must("create", "cluster", "--name", "direct", "--from", snap)
+	if strings.Contains(r.stdout+r.stderr, "created through the API server") {
+		t.Fatalf("an exported cluster's pods went through the API server: %s", r)
+	}
+	config := filepath.Join(t.TempDir(), "cluster.yaml")
+	writeFile(t, config, []byte("apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nname: api\nfrom: "+snap+"\nextraArgs:\n  kube-apiserver: [\"--v=0\"]\n"))
+	r = e.must("create", "cluster", "--config", config)
+	if !strings.Contains(r.stdout+r.stderr, "Pods are created through the API server, for the simulator to start: the API server has extraArgs") {
+		t.Fatalf("the clone with extraArgs did not say its pods go through the API server: %s", r)
+	}
+	direct, api := comparablePods(t, contextClient(t, e.kubeconfig, "kubesim-direct")), comparablePods(t, contextClient(t, e.kubeconfig, "kubesim-api"))
+	if len(direct) != 4 || len(api) != 4 {
+		t.Fatalf("pods: %d direct, %d through the API server, want 4 each", len(direct), len(api))
+	}
+	for name, want := range api {
+		if got := direct[name]; got != want {
+			t.Errorf("pod %s written straight into etcd:\n%s\nthrough the API server:\n%s", name, got, want)
+		}
+	}
+}
+
+// comparablePods are a cluster's pods as JSON, by name, without what
+// differs between any two clones of one source: uids, resource versions,
+// managed fields, times, addresses (the owners' uids too).
+func comparablePods(t *testing.T, c kubernetes.Interface) map[string]string {
+	t.Helper()
+	pods, err := c.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	zero := metav1.Time{}
+	for _, p := range pods.Items {
+		p.UID, p.ResourceVersion, p.ManagedFields, p.CreationTimestamp = "", "", nil, zero
+		for i := range p.OwnerReferences {
+			p.OwnerReferences[i].UID = ""
+		}
+		s := &p.Status
+		s.StartTime, s.PodIP, s.PodIPs, s.HostIP, s.HostIPs = nil, "", nil, "", nil
+		for i := range s.Conditions {
+			s.Conditions[i].LastTransitionTime = zero
+		}
+		for _, statuses := range [][]corev1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses} {
+			for i := range statuses {
+				if r := statuses[i].State.Running; r != nil {
+					r.StartedAt = zero
+				}
+				if done := statuses[i].State.Terminated; done != nil {
+					done.StartedAt, done.FinishedAt = zero, zero
+				}
+			}
+		}
+		data, err := json.MarshalIndent(p, "", " ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[p.Namespace+"/"+p.Name] = string(data)
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package clone
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
@@ -10,28 +11,42 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	api "k8s.io/kubernetes/pkg/apis/core"
+	"k8s.io/kubernetes/plugin/pkg/admission/limitranger"
 )
 
-// admitted tells whether the API server's admission would take a pod
-// just as it is: its namespace and service account exist in the clone,
-// and its priority class and runtime class give it the priority,
-// preemption policy and overhead it carries. A pod exported from a
-// cluster always is (that cluster admitted it, and its classes came
-// along); one edited by hand or made elsewhere may not be. Such a pod
-// goes through the API server, whose admission decides: written
-// straight into etcd, it would keep what admission would have changed or
-// refused.
+// admitted tells whether the API server's admission plugins would take a
+// pod just as it is, changing and refusing nothing: its namespace and
+// service account exist in the clone; its priority class, runtime class,
+// the namespace's LimitRanges, the default tolerations and its node's
+// topology labels give it what it carries. A pod exported from a cluster
+// is so (that cluster admitted it, and its classes came along), but for
+// one made before its cluster copied topology labels (Kubernetes 1.35),
+// or edited by hand. Such a pod goes through the API server, whose
+// admission decides: written straight into etcd, it would keep what
+// admission would have changed or refused.
 type admitted struct {
 	namespaces      map[string]bool
 	serviceAccounts map[string]bool // namespace/name
 	priorities      map[string]schedulingv1.PriorityClass
 	globalDefault   bool
 	runtimeClasses  map[string]nodev1.RuntimeClass
+	limitRanges     map[string][]corev1.LimitRange // by namespace
+	nodeLabels      map[string]map[string]string
 }
 
-func listAdmission(ctx context.Context, c kubernetes.Interface) (*admitted, error) {
+// topologyLabels are the node labels upstream's PodTopologyLabels
+// admission copies onto a pod bound to the node.
+var topologyLabels = []string{corev1.LabelTopologyZone, corev1.LabelTopologyRegion}
+
+func listAdmission(ctx context.Context, c kubernetes.Interface, nodes []*corev1.Node) (*admitted, error) {
 	a := &admitted{namespaces: map[string]bool{}, serviceAccounts: map[string]bool{},
-		priorities: map[string]schedulingv1.PriorityClass{}, runtimeClasses: map[string]nodev1.RuntimeClass{}}
+		priorities: map[string]schedulingv1.PriorityClass{}, runtimeClasses: map[string]nodev1.RuntimeClass{},
+		limitRanges: map[string][]corev1.LimitRange{}, nodeLabels: map[string]map[string]string{}}
+	for _, n := range nodes {
+		a.nodeLabels[n.Name] = n.Labels
+	}
 	all := metav1.ListOptions{}
 	namespaces, err := c.CoreV1().Namespaces().List(ctx, all)
 	if err != nil {
@@ -62,6 +77,13 @@ func listAdmission(ctx context.Context, c kubernetes.Interface) (*admitted, erro
 	for _, rc := range runtimes.Items {
 		a.runtimeClasses[rc.Name] = rc
 	}
+	ranges, err := c.CoreV1().LimitRanges("").List(ctx, all)
+	if err != nil {
+		return nil, err
+	}
+	for _, lr := range ranges.Items {
+		a.limitRanges[lr.Namespace] = append(a.limitRanges[lr.Namespace], lr)
+	}
 	return a, nil
 }
 
@@ -72,25 +94,99 @@ func (a *admitted) why(pod *corev1.Pod) string {
 	}
 	sa := pod.Spec.ServiceAccountName
 	if sa == "" {
-		sa = "default"
+		return "it names no service account (admission gives it one)"
 	}
 	if !a.serviceAccounts[pod.Namespace+"/"+sa] {
 		return fmt.Sprintf("its service account %s does not exist", sa)
 	}
-	if why := a.priority(pod); why != "" {
-		return why
+	for _, check := range []func(*corev1.Pod) string{a.priority, a.runtimeClass, defaultTolerations, a.topology, a.limits} {
+		if why := check(pod); why != "" {
+			return why
+		}
 	}
-	if name := pod.Spec.RuntimeClassName; name != nil {
-		rc, ok := a.runtimeClasses[*name]
-		if !ok {
-			return fmt.Sprintf("its RuntimeClass %s does not exist", *name)
+	return ""
+}
+
+// runtimeClass is what upstream's RuntimeClass admission checks and sets:
+// the class's overhead, node selector and tolerations.
+func (a *admitted) runtimeClass(pod *corev1.Pod) string {
+	name := pod.Spec.RuntimeClassName
+	if name == nil {
+		return ""
+	}
+	rc, ok := a.runtimeClasses[*name]
+	if !ok {
+		return fmt.Sprintf("its RuntimeClass %s does not exist", *name)
+	}
+	var overhead corev1.ResourceList
+	if rc.Overhead != nil {
+		overhead = rc.Overhead.PodFixed
+	}
+	if !apiequality.Semantic.DeepEqual(pod.Spec.Overhead, overhead) {
+		return fmt.Sprintf("its overhead is not its RuntimeClass %s's", *name)
+	}
+	if rc.Scheduling == nil {
+		return ""
+	}
+	for k, v := range rc.Scheduling.NodeSelector {
+		if pod.Spec.NodeSelector[k] != v {
+			return fmt.Sprintf("it lacks its RuntimeClass %s's node selector %s=%s", *name, k, v)
 		}
-		var overhead corev1.ResourceList
-		if rc.Overhead != nil {
-			overhead = rc.Overhead.PodFixed
+	}
+	for _, t := range rc.Scheduling.Tolerations {
+		if !slices.ContainsFunc(pod.Spec.Tolerations, func(have corev1.Toleration) bool { return apiequality.Semantic.DeepEqual(have, t) }) {
+			return fmt.Sprintf("it lacks its RuntimeClass %s's toleration of %s", *name, t.Key)
 		}
-		if !apiequality.Semantic.DeepEqual(pod.Spec.Overhead, overhead) {
-			return fmt.Sprintf("its overhead is not its RuntimeClass %s's", *name)
+	}
+	return ""
+}
+
+// defaultTolerations is upstream's DefaultTolerationSeconds: a pod that
+// tolerates neither not-ready nor unreachable nodes (NoExecute) gets
+// tolerations of them.
+func defaultTolerations(pod *corev1.Pod) string {
+	for _, key := range []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable} {
+		if !slices.ContainsFunc(pod.Spec.Tolerations, func(t corev1.Toleration) bool {
+			return (t.Key == key || t.Key == "") && (t.Effect == corev1.TaintEffectNoExecute || t.Effect == "")
+		}) {
+			return fmt.Sprintf("it does not tolerate %s (admission adds a toleration)", key)
+		}
+	}
+	return ""
+}
+
+// topology is upstream's PodTopologyLabels: a pod bound to a node gets
+// the node's zone and region labels.
+func (a *admitted) topology(pod *corev1.Pod) string {
+	for _, key := range topologyLabels {
+		if v, ok := a.nodeLabels[pod.Spec.NodeName][key]; ok && pod.Labels[key] != v {
+			return fmt.Sprintf("it lacks its node's label %s=%s (admission copies it)", key, v)
+		}
+	}
+	return ""
+}
+
+// limits is upstream's LimitRanger, run on the pod: the namespace's
+// LimitRanges neither add requests or limits to it nor refuse it.
+func (a *admitted) limits(pod *corev1.Pod) string {
+	ranges := a.limitRanges[pod.Namespace]
+	if len(ranges) == 0 {
+		return ""
+	}
+	internal := &api.Pod{}
+	if err := legacyscheme.Scheme.Convert(pod.DeepCopy(), internal, nil); err != nil {
+		return err.Error()
+	}
+	for i := range ranges {
+		mutated := internal.DeepCopy()
+		if err := limitranger.PodMutateLimitFunc(&ranges[i], mutated); err != nil {
+			return fmt.Sprintf("LimitRange %s: %v", ranges[i].Name, err)
+		}
+		if !apiequality.Semantic.DeepEqual(mutated, internal) {
+			return fmt.Sprintf("LimitRange %s gives it requests or limits it lacks", ranges[i].Name)
+		}
+		if err := limitranger.PodValidateLimitFunc(&ranges[i], internal); err != nil {
+			return fmt.Sprintf("LimitRange %s: %s", ranges[i].Name, oneLine(err))
 		}
 	}
 	return ""
@@ -105,6 +201,9 @@ func (a *admitted) priority(pod *corev1.Pod) string {
 		}
 		if pod.Spec.Priority == nil || *pod.Spec.Priority != 0 {
 			return "it names no PriorityClass but has a priority other than 0"
+		}
+		if pod.Spec.PreemptionPolicy == nil {
+			return "it has no preemption policy (admission gives it one)"
 		}
 		return ""
 	}

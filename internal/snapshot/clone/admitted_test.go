@@ -24,14 +24,29 @@ func TestAdmittedNamesWhatAdmissionWouldChange(t *testing.T) {
 		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "high"}, Value: 1000, PreemptionPolicy: &never},
 		&nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "kata"}, Handler: "kata",
 			Overhead: &nodev1.Overhead{PodFixed: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}}},
+		&nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}, Handler: "gpu",
+			Scheduling: &nodev1.Scheduling{NodeSelector: map[string]string{"gpu": "yes"}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "limited"}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "limited"}},
+		&corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: "defaults", Namespace: "limited"}, Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
+			Type: corev1.LimitTypeContainer, DefaultRequest: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+			Max: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+		}}}},
 	)
-	a, err := listAdmission(context.Background(), client)
+	zoned := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{corev1.LabelTopologyZone: "z1"}}}
+	a, err := listAdmission(context.Background(), client, []*corev1.Node{zoned})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pod := func(change func(*corev1.Pod)) *corev1.Pod {
+		lower := corev1.PreemptLowerPriority
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"},
-			Spec: corev1.PodSpec{ServiceAccountName: "default", Priority: ptr.To[int32](0)}}
+			Spec: corev1.PodSpec{ServiceAccountName: "default", Priority: ptr.To[int32](0), PreemptionPolicy: &lower,
+				Containers: []corev1.Container{{Name: "c", Image: "c"}},
+				Tolerations: []corev1.Toleration{
+					{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
+					{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
+				}}}
 		change(p)
 		return p
 	}
@@ -47,7 +62,26 @@ func TestAdmittedNamesWhatAdmissionWouldChange(t *testing.T) {
 		{"with its runtime's overhead", pod(func(p *corev1.Pod) {
 			p.Spec.RuntimeClassName, p.Spec.Overhead = ptr.To("kata"), corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}
 		}), ""},
+		{"on a zoned node, with its zone", pod(func(p *corev1.Pod) {
+			p.Spec.NodeName, p.Labels = "n1", map[string]string{corev1.LabelTopologyZone: "z1"}
+		}), ""},
+		{"within its LimitRange", pod(func(p *corev1.Pod) {
+			p.Namespace = "limited"
+			p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m")}
+			p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}
+		}), ""},
 		{"no namespace", pod(func(p *corev1.Pod) { p.Namespace = "gone" }), "namespace does not exist"},
+		{"no service account named", pod(func(p *corev1.Pod) { p.Spec.ServiceAccountName = "" }), "names no service account"},
+		{"no default tolerations", pod(func(p *corev1.Pod) { p.Spec.Tolerations = nil }), "does not tolerate node.kubernetes.io/not-ready"},
+		{"on a zoned node, without its zone", pod(func(p *corev1.Pod) { p.Spec.NodeName = "n1" }), "label topology.kubernetes.io/zone=z1"},
+		{"missing a LimitRange's default", pod(func(p *corev1.Pod) { p.Namespace = "limited" }), "LimitRange defaults gives it"},
+		{"over a LimitRange's max", pod(func(p *corev1.Pod) {
+			p.Namespace = "limited"
+			p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m")}
+			p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+		}), "LimitRange defaults:"},
+		{"without its runtime's node selector", pod(func(p *corev1.Pod) { p.Spec.RuntimeClassName = ptr.To("gpu") }), "node selector gpu=yes"},
+		{"no preemption policy", pod(func(p *corev1.Pod) { p.Spec.PreemptionPolicy = nil }), "no preemption policy"},
 		{"no service account", pod(func(p *corev1.Pod) { p.Spec.ServiceAccountName = "robot" }), "service account robot"},
 		{"no class", pod(func(p *corev1.Pod) { p.Spec.PriorityClassName = "nope" }), "PriorityClass nope does not exist"},
 		{"another priority", pod(func(p *corev1.Pod) {

@@ -132,6 +132,8 @@ type loader struct {
 	mu     sync.Mutex
 	uids   map[string]string // source uid → the clone's
 	result *Result
+	// direct is what writing pods straight into etcd needs (Options.Direct).
+	direct *direct
 	// claims are the ResourceClaims owned by or reserved for pods, which
 	// come after them: pointed at the pods once those are made.
 	claims []podsClaim
@@ -150,7 +152,8 @@ func (l *loader) createAll(ctx context.Context, objects []*unstructured.Unstruct
 	}
 	if gvk.Kind == "Pod" && gvk.Group == "" && l.o.Direct != nil {
 		if objects, err = l.createPodsDirect(ctx, objects); isNotDirect(err) {
-			l.note("Pods created through the API server, for the simulator to start: %v", err)
+			l.o.Direct = nil
+			l.note("Pods are created through the API server, for the simulator to start: %v", err)
 		} else if err != nil {
 			return err
 		}

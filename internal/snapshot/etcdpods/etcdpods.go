@@ -74,6 +74,8 @@ func Prepare(pod *corev1.Pod) (*corev1.Pod, error) {
 	if err := legacyscheme.Scheme.Convert(in, internal, nil); err != nil {
 		return nil, err
 	}
+	// What a client may not set on a create, the API server clears.
+	internal.DeletionTimestamp, internal.DeletionGracePeriodSeconds, internal.ManagedFields = nil, nil, nil
 	rest.FillObjectMetaSystemFields(internal)
 	ctx := genericapirequest.WithNamespace(context.Background(), internal.Namespace)
 	if err := rest.BeforeCreate(podregistry.Strategy, ctx, internal); err != nil {
@@ -94,7 +96,8 @@ func UpdateStatus(prepared, pod *corev1.Pod) (*corev1.Pod, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A write names the version it changes; this one is the first.
+	// An update must name the version it changes (validation refuses
+	// one without); any will do here, the pod being written only once.
 	old.ResourceVersion, updated.ResourceVersion = "1", "1"
 	ctx := genericapirequest.WithNamespace(context.Background(), pod.Namespace)
 	if err := rest.BeforeUpdate(podregistry.StatusStrategy, ctx, updated, old); err != nil {
@@ -126,7 +129,7 @@ func (s *Store) Encode(pod *corev1.Pod) ([]byte, error) {
 // Limits of one transaction: etcd's (embed's defaults, which kubesim
 // keeps) are 128 operations and 1.5 MiB.
 const (
-	batchOps   = 100
+	BatchOps   = 100
 	batchBytes = 1 << 20
 )
 
@@ -137,7 +140,7 @@ func (s *Store) Create(ctx context.Context, keys []string, values [][]byte) (exi
 	existing = make([]bool, len(keys))
 	for start := 0; start < len(keys); {
 		end, size := start, 0
-		for end < len(keys) && end-start < batchOps && (end == start || size+len(values[end]) <= batchBytes) {
+		for end < len(keys) && end-start < BatchOps && (end == start || size+len(values[end]) <= batchBytes) {
 			size += len(values[end])
 			end++
 		}
