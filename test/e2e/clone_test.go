@@ -258,18 +258,8 @@ func TestCloneBadInput(t *testing.T) {
 	// Made, then failing: a pod whose PriorityClass the snapshot lacks.
 	// It is bound to a cloned node, but not written straight into etcd:
 	// the API server's admission refuses it, as it would any create.
-	bad := filepath.Join(dir, "bad.yaml")
-	writeFile(t, bad, []byte(`# kubesim.io/snapshot: {"format":1,"kubernetes":"v1.36.3","source":"prod","counts":{"Node":1,"Pod":1}}
----
-apiVersion: v1
-kind: Node
-metadata: {name: n1}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: p, namespace: default}
-spec: {nodeName: n1, serviceAccountName: default, priorityClassName: nope, priority: 0, containers: [{name: c, image: c}]}
-`))
+	bad := oneNodeSnapshot(t, `metadata: {name: p, namespace: default}
+spec: {nodeName: n1, serviceAccountName: default, priorityClassName: nope, priority: 0, containers: [{name: c, image: c}]}`)
 	r := e.run("create", "cluster", "--name", "half", "--from", bad)
 	if r.code == 0 || !strings.Contains(r.stderr, `creating Pod default/p`) || !strings.Contains(r.stderr, `nope`) ||
 		!strings.Contains(r.stderr, `cluster "half" deleted; --retain keeps it`) {
@@ -290,25 +280,10 @@ spec: {nodeName: n1, serviceAccountName: default, priorityClassName: nope, prior
 // Running, written straight into etcd.
 func TestCloneOfSlowStages(t *testing.T) {
 	e := newEnv(t)
-	file := filepath.Join(t.TempDir(), "small.yaml")
-	writeFile(t, file, []byte(`# kubesim.io/snapshot: {"format":1,"kubernetes":"v1.36.3","source":"prod","counts":{"Node":1,"Pod":2}}
----
-apiVersion: v1
-kind: Node
-metadata: {name: n1}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: a, namespace: default}
-spec: {nodeName: n1, serviceAccountName: default, priority: 0, preemptionPolicy: PreemptLowerPriority, tolerations: [{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute}, {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute}],
-  containers: [{name: c, image: c}]}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: b, namespace: default}
-spec: {nodeName: n1, serviceAccountName: default, priority: 0, preemptionPolicy: PreemptLowerPriority, tolerations: [{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute}, {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute}],
-  containers: [{name: c, image: c}]}
-`))
+	const spec = `spec: {nodeName: n1, serviceAccountName: default, priority: 0, preemptionPolicy: PreemptLowerPriority,
+  tolerations: [{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute}, {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute}],
+  containers: [{name: c, image: c}]}`
+	file := oneNodeSnapshot(t, "metadata: {name: a, namespace: default}\n"+spec, "metadata: {name: b, namespace: default}\n"+spec)
 	why := regexp.MustCompile(`2 of 2 pods are created through the API server, not written straight into etcd \(pod default/[ab]: stage pod-create waits`)
 	for _, tc := range []struct {
 		name  string
@@ -324,6 +299,24 @@ spec: {nodeName: n1, serviceAccountName: default, priority: 0, preemptionPolicy:
 			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
+}
+
+// oneNodeSnapshot writes a snapshot file of node n1 and pods (each a
+// Pod's metadata and spec in YAML), and returns its path.
+func oneNodeSnapshot(t *testing.T, pods ...string) string {
+	t.Helper()
+	doc := fmt.Sprintf(`# kubesim.io/snapshot: {"format":1,"kubernetes":"v1.36.3","source":"prod","counts":{"Node":1,"Pod":%d}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+`, len(pods))
+	for _, p := range pods {
+		doc += "---\napiVersion: v1\nkind: Pod\n" + p + "\n"
+	}
+	path := filepath.Join(t.TempDir(), "snapshot.yaml")
+	writeFile(t, path, []byte(doc))
+	return path
 }
 
 func contextClient(t *testing.T, kubeconfig, context string) *kubernetes.Clientset {
