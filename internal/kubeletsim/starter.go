@@ -155,29 +155,37 @@ func (s *Starter) podIP(name string, hostNetwork bool, uid string) (string, erro
 	if hostNetwork {
 		return s.nodeIP(name)
 	}
-	n, err := s.node(name)
+	pool, err := s.pool(name)
 	if err != nil {
 		return "", err
-	}
-	s.mu.Lock()
-	pool, ok := s.pools[name]
-	if !ok && n.Spec.PodCIDR != "" {
-		if pool, err = newIPPool(n.Spec.PodCIDR); err == nil {
-			s.pools[name] = pool
-		}
-	}
-	s.mu.Unlock()
-	if n.Spec.PodCIDR == "" {
-		return "", fmt.Errorf("node %s has no podCIDR", name)
-	}
-	if err != nil {
-		return "", fmt.Errorf("node %s podCIDR: %w", name, err)
 	}
 	ip, err := pool.Get(uid)
 	if err != nil {
 		return "", fmt.Errorf("node %s: pod addresses exhausted: %w", name, err)
 	}
 	return ip.String(), nil
+}
+
+// pool is the address pool of a node's podCIDR, made on first use.
+func (s *Starter) pool(name string) (*ipPool, error) {
+	n, err := s.node(name)
+	if err != nil {
+		return nil, err
+	}
+	if n.Spec.PodCIDR == "" {
+		return nil, fmt.Errorf("node %s has no podCIDR", name)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if pool, ok := s.pools[name]; ok {
+		return pool, nil
+	}
+	pool, err := newIPPool(n.Spec.PodCIDR)
+	if err != nil {
+		return nil, fmt.Errorf("node %s podCIDR: %w", name, err)
+	}
+	s.pools[name] = pool
+	return pool, nil
 }
 
 // version is the kubelet version the pod's node reports, as the

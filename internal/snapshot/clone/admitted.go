@@ -50,21 +50,21 @@ func listAdmission(ctx context.Context, c kubernetes.Interface, nodes []*corev1.
 	all := metav1.ListOptions{}
 	namespaces, err := c.CoreV1().Namespaces().List(ctx, all)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("listing the clone's namespaces: %w", err)
 	}
 	for _, ns := range namespaces.Items {
 		a.namespaces[ns.Name] = ns.DeletionTimestamp == nil
 	}
 	accounts, err := c.CoreV1().ServiceAccounts("").List(ctx, all)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("listing the clone's service accounts: %w", err)
 	}
 	for _, sa := range accounts.Items {
 		a.serviceAccounts[sa.Namespace+"/"+sa.Name] = true
 	}
 	priorities, err := c.SchedulingV1().PriorityClasses().List(ctx, all)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("listing the clone's PriorityClasses: %w", err)
 	}
 	for _, pc := range priorities.Items {
 		a.priorities[pc.Name] = pc
@@ -72,14 +72,14 @@ func listAdmission(ctx context.Context, c kubernetes.Interface, nodes []*corev1.
 	}
 	runtimes, err := c.NodeV1().RuntimeClasses().List(ctx, all)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("listing the clone's RuntimeClasses: %w", err)
 	}
 	for _, rc := range runtimes.Items {
 		a.runtimeClasses[rc.Name] = rc
 	}
 	ranges, err := c.CoreV1().LimitRanges("").List(ctx, all)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("listing the clone's LimitRanges: %w", err)
 	}
 	for _, lr := range ranges.Items {
 		a.limitRanges[lr.Namespace] = append(a.limitRanges[lr.Namespace], lr)
