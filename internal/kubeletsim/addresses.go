@@ -94,17 +94,7 @@ func (s *Simulator) podPool(node *corev1.Node) (*ipPool, error) {
 		}
 		return s.fallbackIPs, nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if pool, ok := s.podPools[node.Name]; ok {
-		return pool, nil
-	}
-	pool, err := newIPPool(node.Spec.PodCIDR)
-	if err != nil {
-		return nil, fmt.Errorf("node %s podCIDR: %w", node.Name, err)
-	}
-	s.podPools[node.Name] = pool
-	return pool, nil
+	return s.podPools.of(node)
 }
 
 // podDeleted returns a deleted pod's address to its node's pool.
@@ -120,10 +110,7 @@ func (s *Simulator) podDeleted(obj any) {
 	if s.fallbackIPs != nil {
 		s.fallbackIPs.Release(string(pod.UID))
 	}
-	s.mu.Lock()
-	pool := s.podPools[pod.Spec.NodeName]
-	s.mu.Unlock()
-	if pool != nil {
+	if pool := s.podPools.made(pod.Spec.NodeName); pool != nil {
 		pool.Release(string(pod.UID))
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"sync"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // ipPool hands out the addresses of one CIDR, one per key (a pod's UID, a
@@ -116,4 +118,42 @@ func (p *ipPool) InUse() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.inUse)
+}
+
+// nodePools are the address pools of nodes' podCIDRs, by node name, each
+// made when first asked for.
+type nodePools struct {
+	mu     sync.Mutex
+	byNode map[string]*ipPool
+}
+
+func newNodePools() *nodePools { return &nodePools{byNode: map[string]*ipPool{}} }
+
+// of is the pool of node's podCIDR, which it must have.
+func (p *nodePools) of(node *corev1.Node) (*ipPool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pool, ok := p.byNode[node.Name]; ok {
+		return pool, nil
+	}
+	pool, err := newIPPool(node.Spec.PodCIDR)
+	if err != nil {
+		return nil, fmt.Errorf("node %s podCIDR: %w", node.Name, err)
+	}
+	p.byNode[node.Name] = pool
+	return pool, nil
+}
+
+// made is the named node's pool if it was made, else nil.
+func (p *nodePools) made(name string) *ipPool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.byNode[name]
+}
+
+// forget drops a node's pool (the node is gone).
+func (p *nodePools) forget(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.byNode, name)
 }

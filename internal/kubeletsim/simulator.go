@@ -50,8 +50,8 @@ type Simulator struct {
 	claims      *claimGate // nil: the cluster's claims cannot be read
 
 	mu           sync.Mutex
-	podPools     map[string]*ipPool // by node name
-	checkedCIDRs map[string]string  // node name → the podCIDR checkPodCIDR saw
+	podPools     *nodePools
+	checkedCIDRs map[string]string // node name → the podCIDR checkPodCIDR saw
 }
 
 const podsByNodeIndex = "node"
@@ -119,7 +119,7 @@ func newSimulator(opts Options) (*Simulator, error) {
 		nodeFilter:   filter,
 		nodeIPs:      nodeIPs,
 		fallbackIPs:  fallbackIPs,
-		podPools:     map[string]*ipPool{},
+		podPools:     newNodePools(),
 		checkedCIDRs: map[string]string{},
 	}, nil
 }
@@ -290,8 +290,8 @@ func (s *Simulator) nodeHandler() cache.ResourceEventHandler {
 			s.leases.drop(node.Name)
 			s.nodeRunner.forget(node.Name)
 			s.nodeIPs.Release(node.Name)
+			s.podPools.forget(node.Name)
 			s.mu.Lock()
-			delete(s.podPools, node.Name)
 			delete(s.checkedCIDRs, node.Name)
 			s.mu.Unlock()
 		},

@@ -3,7 +3,6 @@ package kubeletsim
 import (
 	"encoding/json"
 	"fmt"
-	"sync"
 	"time"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -25,15 +24,13 @@ import (
 type Starter struct {
 	lifecycle *stage.Lifecycle
 	nodes     map[string]*corev1.Node
-
-	mu    sync.Mutex
-	pools map[string]*ipPool
+	pools     *nodePools
 }
 
 // NewStarter renders stages (the cluster's, built-in and user) for pods
 // bound to nodes, which must have their addresses and podCIDRs.
 func NewStarter(stages []*stage.Stage, nodes []*corev1.Node) *Starter {
-	s := &Starter{lifecycle: stage.NewLifecycle("", "Pod", stages), nodes: map[string]*corev1.Node{}, pools: map[string]*ipPool{}}
+	s := &Starter{lifecycle: stage.NewLifecycle("", "Pod", stages), nodes: map[string]*corev1.Node{}, pools: newNodePools()}
 	for _, n := range nodes {
 		s.nodes[n.Name] = n
 	}
@@ -166,7 +163,7 @@ func (s *Starter) podIP(name string, hostNetwork bool, uid string) (string, erro
 	return ip.String(), nil
 }
 
-// pool is the address pool of a node's podCIDR, made on first use.
+// pool is the address pool of a node's podCIDR.
 func (s *Starter) pool(name string) (*ipPool, error) {
 	n, err := s.node(name)
 	if err != nil {
@@ -175,17 +172,7 @@ func (s *Starter) pool(name string) (*ipPool, error) {
 	if n.Spec.PodCIDR == "" {
 		return nil, fmt.Errorf("node %s has no podCIDR", name)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if pool, ok := s.pools[name]; ok {
-		return pool, nil
-	}
-	pool, err := newIPPool(n.Spec.PodCIDR)
-	if err != nil {
-		return nil, fmt.Errorf("node %s podCIDR: %w", name, err)
-	}
-	s.pools[name] = pool
-	return pool, nil
+	return s.pools.of(n)
 }
 
 // version is the kubelet version the pod's node reports, as the
