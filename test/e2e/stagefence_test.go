@@ -21,6 +21,7 @@ func TestRunawayTemplateIsFenced(t *testing.T) {
 	client := e.client()
 	e.apply(labelledPendingStage("runaway",
 		`phase: Running{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}`))
+	waitStageAccepted(t, e, "runaway")
 	createPod(t, client, labelledPod("runaway-1", map[string]string{"runaway": "true"}))
 	waitEvent(t, client, "default", "runaway-1", "StageFailed", "ran past its fence")
 	createPod(t, client, testPod("fine-1"))

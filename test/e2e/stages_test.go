@@ -259,6 +259,7 @@ spec:
 	t.Run("a broken template warns and disturbs nothing else; deleting it heals", func(t *testing.T) {
 		e := e.in(t)
 		e.apply(labelledPendingStage("broken", `phase: {{ fail "deliberately broken" }}`))
+		waitStageAccepted(t, e, "broken")
 		p := labelledPod("broken-1", map[string]string{"broken": "true"})
 		createPod(t, client, p)
 		createPod(t, client, testPod("fine-1"))
@@ -791,6 +792,20 @@ spec:
   next:
     statusTemplate: '%[2]s'
 `, name, statusTemplate)
+}
+
+// waitStageAccepted waits until the simulator has taken up the Stage
+// (its Accepted condition, set as the simulator compiles it): a pod made
+// before might meet the stages without it.
+func waitStageAccepted(t *testing.T, e *env, name string) {
+	t.Helper()
+	eventually(t, 30*time.Second, "Stage "+name+" accepted", func() error {
+		r := e.run("kubectl", "--name", e.cluster, "get", "stage", name, "-o", `jsonpath={.status.conditions[?(@.type=="Accepted")].status}`)
+		if r.code != 0 || r.stdout != "True" {
+			return fmt.Errorf("Accepted %q: %s", r.stdout, r.stderr)
+		}
+		return nil
+	})
 }
 
 // readyStage is a Stage named name that sets status.ready, and the status
