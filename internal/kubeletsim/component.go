@@ -30,7 +30,9 @@ func Component() component.Component {
 		Main:    runComponent,
 		Args:    component.OwnArgs(componentOptions),
 		Enabled: func(c *kubesimv1alpha1.Cluster) bool { return !c.DisableKubeletSim },
-		// Keeps the simulator's rights in step with the kinds Stages name.
+		// A Stage's author must hold what it has the simulator hold
+		// (stageauthor.go); then the simulator is granted it.
+		Setup:        setUpStageWebhook,
 		Serve:        grantStageKinds,
 		MemoryWeight: 10,
 		Identity:     &identity,

@@ -92,12 +92,51 @@ func grantStageKinds(ctx context.Context, d clusterdir.Dir, logf func(string, ..
 	}
 }
 
-// stageKindRules are the simulator's rules for what stages name, sorted:
-// the kinds they act on (get, list, watch, patch, delete, with status),
-// the kinds their apply steps write (get, create, patch, with the
-// subresources they patch), and the users their writes are made as
-// (impersonate, those users only). Kinds that cannot be mapped to a
-// resource yet are an error, after the rules for the others.
+// stageWants is what one Stage has the simulator hold: the kinds it acts
+// on (get, list, watch, patch, delete, with status), the kinds its apply
+// steps write (get, create, patch, with the subresources they patch), and
+// the users its writes are made as (impersonate). Kinds not served yet
+// are listed apart, with their group.
+type stageWants struct {
+	acted    []schema.GroupResource
+	written  map[schema.GroupResource][]string // resource: subresources patched
+	users    []string
+	unserved []schema.GroupKind
+}
+
+// wantsOf reads what s has the simulator hold; err is for a Stage the
+// simulator cannot run at all (it reports that itself).
+func wantsOf(s *v1alpha1.Stage, mapper meta.RESTMapper) (stageWants, error) {
+	w := stageWants{written: map[schema.GroupResource][]string{}}
+	writes, err := stage.WritesOf(s)
+	if err != nil {
+		return w, err
+	}
+	w.users = writes.Users
+	group, kind := stage.RefGroupKind(s.Spec.ResourceRef)
+	if !(group == "" && (kind == "Node" || kind == "Pod")) {
+		gk := schema.GroupKind{Group: group, Kind: kind}
+		resources, err := resourcesOf(mapper, gk)
+		if err != nil {
+			w.unserved = append(w.unserved, gk)
+		}
+		w.acted = append(w.acted, resources...)
+	}
+	for _, gvk := range writes.Kinds {
+		resources, err := resourcesOf(mapper, gvk.GroupKind())
+		if err != nil {
+			w.unserved = append(w.unserved, gvk.GroupKind())
+		}
+		for _, gr := range resources {
+			w.written[gr] = append(w.written[gr], writes.Subresources[gvk]...)
+		}
+	}
+	return w, nil
+}
+
+// stageKindRules are the simulator's rules for what stages name, sorted
+// (stageWants, of every Stage). Kinds that cannot be mapped to a resource
+// yet are an error, after the rules for the others.
 func stageKindRules(stages []any, mapper meta.RESTMapper) ([]rbacv1.PolicyRule, error) {
 	acted := map[schema.GroupResource]bool{}
 	written := map[schema.GroupResource][]string{} // resource: subresources patched
@@ -112,29 +151,19 @@ func stageKindRules(stages []any, mapper meta.RESTMapper) ([]rbacv1.PolicyRule, 
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, s); err != nil {
 			continue // the simulator reports a broken Stage itself
 		}
-		writes, err := stage.WritesOf(s)
+		w, err := wantsOf(s, mapper)
 		if err != nil {
 			continue // likewise
 		}
-		users = append(users, writes.Users...)
-		group, kind := stage.RefGroupKind(s.Spec.ResourceRef)
-		if !(group == "" && (kind == "Node" || kind == "Pod")) {
-			resources, err := resourcesOf(mapper, schema.GroupKind{Group: group, Kind: kind})
-			if err != nil {
-				errs = append(errs, fmt.Errorf("stage %s: %w", u.GetName(), err))
-			}
-			for _, gr := range resources {
-				acted[gr] = true
-			}
+		for _, gk := range w.unserved {
+			errs = append(errs, fmt.Errorf("stage %s: no resource serves kind %s yet", u.GetName(), gk))
 		}
-		for _, gvk := range writes.Kinds {
-			resources, err := resourcesOf(mapper, gvk.GroupKind())
-			if err != nil {
-				errs = append(errs, fmt.Errorf("stage %s: apply: %w", u.GetName(), err))
-			}
-			for _, gr := range resources {
-				written[gr] = append(written[gr], writes.Subresources[gvk]...)
-			}
+		users = append(users, w.users...)
+		for _, gr := range w.acted {
+			acted[gr] = true
+		}
+		for gr, subs := range w.written {
+			written[gr] = append(written[gr], subs...)
 		}
 	}
 	var rules []rbacv1.PolicyRule
@@ -142,7 +171,7 @@ func stageKindRules(stages []any, mapper meta.RESTMapper) ([]rbacv1.PolicyRule, 
 		rules = append(rules, rbacv1.PolicyRule{
 			APIGroups: []string{gr.Group},
 			Resources: []string{gr.Resource, gr.Resource + "/status"},
-			Verbs:     []string{"get", "list", "watch", "patch", "delete"},
+			Verbs:     actedVerbs,
 		})
 	}
 	for gr, subs := range written {
@@ -151,7 +180,7 @@ func stageKindRules(stages []any, mapper meta.RESTMapper) ([]rbacv1.PolicyRule, 
 		for _, sub := range slices.Compact(subs) {
 			resources = append(resources, gr.Resource+"/"+sub)
 		}
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{gr.Group}, Resources: resources, Verbs: []string{"get", "create", "patch"}})
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{gr.Group}, Resources: resources, Verbs: writtenVerbs})
 	}
 	slices.SortFunc(rules, func(a, b rbacv1.PolicyRule) int {
 		return strings.Compare(ruleKey(a), ruleKey(b))
@@ -164,6 +193,13 @@ func stageKindRules(stages []any, mapper meta.RESTMapper) ([]rbacv1.PolicyRule, 
 	}
 	return rules, errors.Join(errs...)
 }
+
+// The verbs the simulator is granted on the kinds Stages act on and on
+// the kinds their apply steps write.
+var (
+	actedVerbs   = []string{"get", "list", "watch", "patch", "delete"}
+	writtenVerbs = []string{"get", "create", "patch"}
+)
 
 func ruleKey(r rbacv1.PolicyRule) string {
 	return r.APIGroups[0] + "/" + r.Resources[0] + " " + strings.Join(r.Verbs, ",")
