@@ -134,3 +134,13 @@ func Stretch(d time.Duration) time.Duration {
 	}
 	return d
 }
+
+// RealTime is d of cluster time on clock c in real time (c nil: real
+// time): how long a process on real time (the supervisor) waits for
+// something measured on the cluster's clock.
+func RealTime(d time.Duration, c *v1alpha1.Clock) time.Duration {
+	if c == nil || c.Scale <= 1 {
+		return d
+	}
+	return d / time.Duration(c.Scale)
+}

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/clusterclock"
 	"github.com/kubesim/kubesim/internal/component"
 	"github.com/kubesim/kubesim/internal/controlplane"
 	"github.com/kubesim/kubesim/internal/credentials"
@@ -59,20 +61,30 @@ func (g *outageGate) set(answering bool) (changed bool) {
 	}
 }
 
-// Probing the API server during an outage: every probeEvery, each probe
-// given probeTimeout.
-const (
-	probeEvery   = 500 * time.Millisecond
-	probeTimeout = time.Second
-)
+// The supervisor runs on real time, the components on the cluster's
+// clock: every limit below is the cluster's, in real time. At 60x a
+// 50s grace period is under a second, so the server is probed often
+// enough, and given little enough time to answer, for the held
+// components to stop well within it.
 
 // silenceLimit is how long the API server may be silent before components
 // HeldDuringOutages stop: a quarter of the node grace period. A node's
-// Lease is renewed every half grace period, so the controller-manager
-// cannot judge a node dead sooner than half a grace period into an outage.
-func silenceLimit(grace time.Duration) time.Duration {
-	return max(grace/4, probeEvery)
+// Lease is renewed every half grace period (more often on a scaled
+// clock), so the controller-manager cannot judge a node dead sooner than
+// half a grace period into an outage.
+func silenceLimit(grace time.Duration, clock *v1alpha1.Clock) time.Duration {
+	return max(clusterclock.RealTime(grace/4, clock), minProbe)
 }
+
+// probeTimings are how often the API server is probed and how long each
+// probe may take (one that times out is silence): a quarter and a half of
+// the silence limit, at most twice a second and a second, and at least
+// minProbe and twice that (a busy server's /readyz still answers in it).
+func probeTimings(limit time.Duration) (every, timeout time.Duration) {
+	return min(max(limit/4, minProbe), 500*time.Millisecond), min(max(limit/2, 2*minProbe), time.Second)
+}
+
+const minProbe = 50 * time.Millisecond
 
 // watchAPIServer keeps s.outage up to date until ctx ends, stopping the
 // held components when an outage begins; keepRunning starts them again
@@ -87,13 +99,15 @@ func (s *supervisor) watchAPIServer(ctx context.Context) {
 	}
 	lastAnswer := time.Now()
 	for {
+		cfg := s.config()
+		limit := silenceLimit(cfg.NodeLifecycle.NodeMonitorGracePeriod.Duration, cfg.Status.Clock)
+		every, timeout := probeTimings(limit)
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(probeEvery):
+		case <-time.After(every):
 		}
-		cfg := s.config()
-		probeCtx, cancel := context.WithTimeout(ctx, probeTimeout)
+		probeCtx, cancel := context.WithTimeout(ctx, timeout)
 		err := controlplane.ProbeReadyz(probeCtx, client, cfg)
 		cancel()
 		if err == nil {
@@ -104,7 +118,7 @@ func (s *supervisor) watchAPIServer(ctx context.Context) {
 			continue
 		}
 		silent := time.Since(lastAnswer)
-		if silent < silenceLimit(cfg.NodeLifecycle.NodeMonitorGracePeriod.Duration) || !s.outage.set(false) {
+		if silent < limit || !s.outage.set(false) {
 			continue
 		}
 		s.logger.Printf("the API server has not answered for %s (%v)", silent.Round(time.Millisecond), err)

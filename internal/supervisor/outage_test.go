@@ -3,6 +3,8 @@ package supervisor
 import (
 	"testing"
 	"time"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 )
 
 func TestOutageGate(t *testing.T) {
@@ -44,10 +46,38 @@ func TestOutageGate(t *testing.T) {
 	}
 }
 
+// The held components stop within half a grace period of cluster time
+// (the soonest a node can be judged dead), on any clock: the silence
+// limit plus a probe's interval and timeout, in real time, scaled.
 func TestSilenceLimitWithinHalfGrace(t *testing.T) {
-	for _, grace := range []time.Duration{3 * time.Second, 10 * time.Second, 40 * time.Second} {
-		if l := silenceLimit(grace); l >= grace/2 || l <= 0 {
-			t.Errorf("grace %s: silence limit %s is not within half of it", grace, l)
+	for _, scale := range []int32{1, 10, 20, 60} {
+		clock := &v1alpha1.Clock{Scale: scale}
+		for _, grace := range []time.Duration{3 * time.Second, 10 * time.Second, 40 * time.Second, 50 * time.Second} {
+			if scale > 1 && grace < 40*time.Second {
+				// A scaled cluster keeps upstream's grace period (50s):
+				// the point of one is upstream's timings.
+				continue
+			}
+			l := silenceLimit(grace, clock)
+			every, timeout := probeTimings(l)
+			worst := (l + every + timeout) * time.Duration(scale)
+			if worst >= grace/2 || l <= 0 {
+				t.Errorf("%dx, grace %s: stopped up to %s of cluster time into an outage, not within half the grace period", scale, grace, worst)
+			}
 		}
+	}
+}
+
+// At 20x a crashing API server was restarted 16s later, 320s of cluster
+// time: past the default eviction toleration. The backoff is cluster time.
+func TestRestartDelayIsClusterTime(t *testing.T) {
+	if d := restartDelay(maxBackoff, &v1alpha1.Clock{Scale: 20}); d != maxBackoff/20 {
+		t.Errorf("at 20x, the longest backoff is %s of real time, want %s", d, maxBackoff/20)
+	}
+	if d := restartDelay(minBackoff, &v1alpha1.Clock{Scale: 60}); d != minRestartDelay {
+		t.Errorf("at 60x, the shortest backoff is %s, want the floor %s", d, minRestartDelay)
+	}
+	if d := restartDelay(minBackoff, nil); d != minBackoff {
+		t.Errorf("on real time: %s, want %s", d, minBackoff)
 	}
 }

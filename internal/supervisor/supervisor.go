@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/clusterclock"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/component"
 	"github.com/kubesim/kubesim/internal/controlplane"
@@ -23,7 +24,10 @@ import (
 )
 
 // Restart backoff of a crashed component: doubles from min to max, and
-// starts again from min once the component has run for resetAfter.
+// starts again from min once the component has run for resetAfter. It is
+// cluster time (restartDelay): a component down for long on the
+// cluster's clock misses renewals and grace periods as if it had crashed
+// for that long in a real cluster.
 const (
 	minBackoff = 500 * time.Millisecond
 	maxBackoff = 30 * time.Second
@@ -314,15 +318,24 @@ func (s *supervisor) keepRunning(ctx context.Context, comp component.Component) 
 		}
 		exits++
 		s.health.set(comp.Name, problemCrash, crashProblem(exits, err))
-		s.logger.Printf("%s exited (%v); restarting in %s (its log: %s)", comp.Name, err, backoff, s.dir.Log(comp.Name))
+		delay := restartDelay(backoff, s.config().Status.Clock)
+		s.logger.Printf("%s exited (%v); restarting in %s (its log: %s)", comp.Name, err, delay, s.dir.Log(comp.Name))
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(backoff):
+		case <-time.After(delay):
 		}
 		backoff = min(2*backoff, maxBackoff)
 	}
 }
+
+// restartDelay is backoff on the cluster's clock in real time, at least
+// minRestartDelay: a process crashing at once is not started more often.
+func restartDelay(backoff time.Duration, clock *v1alpha1.Clock) time.Duration {
+	return max(clusterclock.RealTime(backoff, clock), minRestartDelay)
+}
+
+const minRestartDelay = 100 * time.Millisecond
 
 // runOnce starts comp and waits for it to exit, or stops it when ctx ends.
 func (s *supervisor) runOnce(ctx context.Context, comp component.Component) error {

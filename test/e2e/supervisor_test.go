@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -333,6 +335,40 @@ func TestAPIServerOutage(t *testing.T) {
 	}
 	waitPods(t, client, "app=web", 3)
 
+	flaps := watchFlaps(t, client)
+
+	pid := e.componentPID("frozen", "kube-apiserver")
+	if pid == 0 {
+		t.Fatal("no kube-apiserver process")
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	// The outage itself: three grace periods (threeNodesFastFailures: 10s).
+	time.Sleep(30 * time.Second)
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	// Watch for what the controller-manager would do once it hears again:
+	// mark the nodes NotReady within a grace period, taint them, evict.
+	eventually(t, time.Minute, "the API server answering again", func() error {
+		_, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		return err
+	})
+	time.Sleep(25 * time.Second)
+	if seen := flaps(); len(seen) > 0 {
+		t.Errorf("after a %s API server outage:\n%s", 30*time.Second, strings.Join(seen, "\n"))
+	}
+	waitPods(t, client, "app=web", 3)
+}
+
+// watchFlaps watches the nodes and the default namespace's pods from now
+// on, and returns what lists what went wrong so far: a node not Ready or
+// tainted NoExecute, a pod deleted. Watched, so even a flap of a moment
+// is seen.
+func watchFlaps(t *testing.T, client kubernetes.Interface) (seenSoFar func() []string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	var mu sync.Mutex
 	var seen []string // what went wrong, in the order it was seen
 	watchFor := func(list func() (runtime.Object, string, error), watchFrom func(rv string) (watch.Interface, error), judge func(watch.Event) string) {
@@ -399,29 +435,9 @@ func TestAPIServerOutage(t *testing.T) {
 		return ""
 	})
 
-	pid := e.componentPID("frozen", "kube-apiserver")
-	if pid == 0 {
-		t.Fatal("no kube-apiserver process")
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(seen)
 	}
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	// The outage itself: three grace periods (threeNodesFastFailures: 10s).
-	time.Sleep(30 * time.Second)
-	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
-		t.Fatal(err)
-	}
-	// Watch for what the controller-manager would do once it hears again:
-	// mark the nodes NotReady within a grace period, taint them, evict.
-	eventually(t, time.Minute, "the API server answering again", func() error {
-		_, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		return err
-	})
-	time.Sleep(25 * time.Second)
-	mu.Lock()
-	defer mu.Unlock()
-	if len(seen) > 0 {
-		t.Errorf("after a %s API server outage:\n%s", 30*time.Second, strings.Join(seen, "\n"))
-	}
-	waitPods(t, client, "app=web", 3)
 }
