@@ -7,8 +7,10 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -224,7 +226,10 @@ func (s *Simulator) run(ctx context.Context) error {
 
 // userStages sets up the following of the cluster's Stage objects (if it
 // has the Stage CRD) and of the other kinds they name. The returned watcher
-// is nil without the CRD: then only the built-in stages apply.
+// is nil without the CRD: then only the built-in stages apply until it is
+// served (followStagesLater). A server that cannot be asked yet (started
+// in an outage) is asked again until it answers: a simulator that gave up
+// would ignore the user's Stages for good.
 func (s *Simulator) userStages(ctx context.Context, builtin []*stage.Stage, recorder record.EventRecorder) (*otherKinds, *stageWatcher, error) {
 	dyn, err := dynamic.NewForConfig(s.config)
 	if err != nil {
@@ -237,22 +242,83 @@ func (s *Simulator) userStages(ctx context.Context, builtin []*stage.Stage, reco
 	cached := memory.NewMemCacheClient(disc)
 	others := newOtherKinds(ctx, s.config, dyn, cached, recorder, s.kubeletVersion)
 	s.nodeRunner.writer, s.podRunner.writer = others.writer, others.writer
-	if err := servesStages(cached); err != nil {
-		klog.InfoS("the cluster has no Stage CRD: only built-in stages apply", "set", s.opts.StageSet, "err", err)
+	follow := func() (*stageWatcher, error) {
+		factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
+		watcher, err := newStageWatcher(factory, builtin, recorder, func(all []*stage.Stage) error {
+			s.nodeRunner.setLifecycle(stage.NewLifecycle("", "Node", all))
+			s.podRunner.setLifecycle(stage.NewLifecycle("", "Pod", all))
+			return others.update(all)
+		})
+		if err != nil {
+			return nil, err
+		}
+		watcher.status = dyn.Resource(v1alpha1.StagesResource)
+		factory.Start(ctx.Done())
+		return watcher, nil
+	}
+	err = waitAnswered(ctx, func() error { cached.Invalidate(); return servesStages(cached) })
+	if ctx.Err() != nil {
+		return nil, nil, ctx.Err()
+	}
+	if err != nil {
+		klog.InfoS("the cluster has no Stage CRD: only built-in stages apply until it has", "set", s.opts.StageSet, "err", err)
+		go s.followStagesLater(ctx, cached, follow)
 		return others, nil, nil
 	}
-	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
-	watcher, err := newStageWatcher(factory, builtin, recorder, func(all []*stage.Stage) error {
-		s.nodeRunner.setLifecycle(stage.NewLifecycle("", "Node", all))
-		s.podRunner.setLifecycle(stage.NewLifecycle("", "Pod", all))
-		return others.update(all)
-	})
-	if err != nil {
-		return nil, nil, err
+	watcher, err := follow()
+	return others, watcher, err
+}
+
+// waitAnswered calls ask until it succeeds or the server says no (not
+// found, forbidden: not a server that cannot answer yet, or is starting),
+// and returns that; it backs off up to askAgainCap.
+func waitAnswered(ctx context.Context, ask func() error) error {
+	delay := 100 * time.Millisecond
+	for {
+		err := ask()
+		if err == nil || apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || ctx.Err() != nil {
+			return err
+		}
+		klog.InfoS("the API server does not answer yet; asking again", "err", err, "in", delay)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, askAgainCap)
 	}
-	watcher.status = dyn.Resource(v1alpha1.StagesResource)
-	factory.Start(ctx.Done())
-	return others, watcher, nil
+}
+
+// askAgainCap is the longest wait between two looks for the Stage CRD.
+const askAgainCap = 5 * time.Second
+
+// followStagesLater follows the cluster's Stages once it serves them (its
+// CRD applied after the simulator started).
+func (s *Simulator) followStagesLater(ctx context.Context, cached discovery.CachedDiscoveryInterface, follow func() (*stageWatcher, error)) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(askAgainCap):
+		}
+		cached.Invalidate()
+		if servesStages(cached) == nil {
+			break
+		}
+	}
+	watcher, err := follow()
+	if err != nil {
+		klog.ErrorS(err, "following the cluster's Stages")
+		return
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), watcher.informer.HasSynced) {
+		return
+	}
+	klog.InfoS("the cluster serves Stages now: its own apply")
+	if err := watcher.apply(watcher.stages()); err != nil {
+		klog.ErrorS(err, "applying stages; retrying")
+	}
+	watcher.run(ctx)
 }
 
 func dropManagedFields(obj any) (any, error) {
