@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -44,12 +46,17 @@ func (p *Provider) createClone(ctx context.Context, c *v1alpha1.Cluster, opts Cr
 		return err
 	}
 	opts.holdPodControllers = true
-	if err := p.create(ctx, c, opts); err != nil {
+	// The operation lock is held until the clone is whole: while the
+	// pod controllers are held, it tells a clone loading from one whose
+	// create was killed (cloneInterrupted).
+	unlock, err := p.createLocked(ctx, c, opts)
+	if err != nil {
 		return err
 	}
+	defer unlock()
 	defer func() {
 		if err != nil && !opts.Retain {
-			if rmErr := p.Delete(context.Background(), c.Name); rmErr != nil {
+			if rmErr := p.remove(context.Background(), clusterdir.For(p.Home, c.Name)); rmErr != nil {
 				err = fmt.Errorf("%w (deleting the cluster also failed: %v)", err, rmErr)
 			} else {
 				err = fmt.Errorf("%w (cluster %q deleted; --retain keeps it)", err, c.Name)
@@ -90,8 +97,29 @@ func (p *Provider) createClone(ctx context.Context, c *v1alpha1.Cluster, opts Cr
 	if err != nil {
 		return err
 	}
-	return waitCloned(ctx, client, objects, opts.Wait, p.logf)
+	// A message never points at a cluster about to be deleted.
+	hint := fmt.Sprintf("; see kubesim logs kubelet-sim --name %s", c.Name)
+	if !opts.Retain {
+		hint = ""
+	}
+	return waitCloned(ctx, client, objects, opts.Wait, hint, p.logf)
 }
+
+// StatusBroken is the status of a clone whose create ended before the
+// clone was whole.
+const StatusBroken = "broken"
+
+// cloneInterrupted reports whether d is a clone whose create ended before
+// it was whole (killed, or failed with --retain): its pod controllers are
+// still held, and no command is working on it (a create loading a clone
+// holds its operation lock until the held file is gone).
+func cloneInterrupted(d clusterdir.Dir) bool {
+	_, err := os.Stat(controlplane.PodControllersHeldFile(d))
+	return err == nil && !operationUnderWay(d)
+}
+
+// interruptedCause is why a clone is broken, and what to do.
+const interruptedCause = "clone interrupted: not all of its objects were made and its pod controllers are held; delete it and clone again"
 
 // notDirect says why a clone's pods may not be written straight into
 // etcd: what the create process would have to know of the cluster's
@@ -185,18 +213,28 @@ func (p *Provider) readCloneSource(ctx context.Context, c *v1alpha1.Cluster, opt
 	return objects, nil
 }
 
-// waitCloned waits until the cloned nodes are Ready and the cloned pods
-// Running, saying how far it got if they are not within wait. It counts
-// from a watch, not by listing again and again: at 20,000 pods each list
-// would cost the API server more than the clone's own writes.
-func waitCloned(ctx context.Context, client kubernetes.Interface, objects []*unstructured.Unstructured, wait time.Duration, logf func(string, ...any)) error {
+// waitCloned waits until the cloned nodes are Ready and the pods the
+// source ran Running, saying how far it got if they are not within wait;
+// then it names the cloned pods not Running, and why. A pod the source
+// ran is one bound to a node of the snapshot: an unbound pod was Pending
+// there (the scheduler had found it no node) and may well be here, and a
+// pod on a node the snapshot lacks has nowhere to run. Neither is waited
+// for. It counts from a watch, not by listing again and again: at 20,000
+// pods each list would cost the API server more than the clone's own
+// writes.
+func waitCloned(ctx context.Context, client kubernetes.Interface, objects []*unstructured.Unstructured, wait time.Duration, hint string, logf func(string, ...any)) error {
 	nodes, pods := map[string]bool{}, map[string]bool{}
 	for _, obj := range objects {
-		switch obj.GetKind() {
-		case "Node":
+		if obj.GetKind() == "Node" {
 			nodes[obj.GetName()] = true
-		case "Pod":
-			pods[snapshot.Name(obj)] = true
+		}
+	}
+	all := 0
+	for _, obj := range objects {
+		if obj.GetKind() == "Pod" {
+			all++
+			node, _, _ := unstructured.NestedString(obj.Object, "spec", "nodeName")
+			pods[snapshot.Name(obj)] = nodes[node]
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
@@ -207,35 +245,117 @@ func waitCloned(ctx context.Context, client kubernetes.Interface, objects []*uns
 	factory.Start(watching.Done())
 	defer func() { stop(); factory.Shutdown() }()
 	started := time.Now()
+	var settleBy time.Time
 	for {
-		ready, running := countCloned(nodeLister, podLister, nodes, pods)
-		if ready == len(nodes) && running == len(pods) {
-			logf(" ✓ %d nodes Ready, %d pods Running (%.1fs)", ready, running, time.Since(started).Seconds())
+		c := countCloned(nodeLister, podLister, nodes, pods)
+		done := c.ready == len(nodes) && c.running == c.waited
+		if done && settleBy.IsZero() {
+			settleBy = time.Now().Add(settleWait)
+		}
+		// The others are given a while for the scheduler to try them,
+		// for their reason, but never fail the clone.
+		if done && (c.unsettled == 0 || ctx.Err() != nil || time.Now().After(settleBy)) {
+			logf(" ✓ %d nodes Ready, %d pods Running (%.1fs)", c.ready, c.running, time.Since(started).Seconds())
+			if len(c.pending) > 0 {
+				logf(" ! %d of %d cloned pods not Running (only pods on the snapshot's nodes are waited for):", len(c.pending), all)
+				for i, line := range c.pending {
+					if i == maxPendingShown {
+						logf("     … and %d more (kubectl get pods -A --field-selector status.phase!=Running)", len(c.pending)-i)
+						break
+					}
+					logf("     %s", line)
+				}
+			}
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%d of %d cloned nodes Ready and %d of %d cloned pods Running after %s; see kubesim logs kubelet-sim", ready, len(nodes), running, len(pods), wait)
+			if !done {
+				return fmt.Errorf("%d of %d cloned nodes Ready and %d of %d cloned pods Running after %s%s%s", c.ready, len(nodes), c.running, c.waited, wait, c.stuck, hint)
+			}
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
 
+const (
+	// maxPendingShown is how many pods not Running a clone names.
+	maxPendingShown = 5
+	// settleWait bounds the wait for the scheduler's first try of the
+	// pods not waited for, once the others run: it tries a new pod within
+	// a second or two.
+	settleWait = 15 * time.Second
+)
+
+// cloned is how far a clone has got.
+type cloned struct {
+	ready   int // cloned nodes Ready
+	waited  int // pods on cloned nodes, which must run
+	running int // of those, Running (or, a Job's, finished meanwhile)
+	// pending are the other pods not Running, one line each: the pod and
+	// why; unsettled are those of them the scheduler has not tried yet.
+	pending   []string
+	unsettled int
+	stuck     string // the first pod that must run and does not, if any
+}
+
 // countCloned counts the cloned nodes that are Ready and the cloned pods
-// that are Running (or, a Job's, finished meanwhile).
-func countCloned(nodeLister corelisters.NodeLister, podLister corelisters.PodLister, nodes, pods map[string]bool) (ready, running int) {
+// that are Running; pods says of each cloned pod whether it is on a cloned
+// node.
+func countCloned(nodeLister corelisters.NodeLister, podLister corelisters.PodLister, nodes, pods map[string]bool) cloned {
+	var c cloned
 	all, _ := nodeLister.List(labels.Everything())
 	for _, node := range all {
 		if nodes[node.Name] && scale.IsReady(node) {
-			ready++
+			c.ready++
+		}
+	}
+	for _, onNode := range pods {
+		if onNode {
+			c.waited++
 		}
 	}
 	allPods, _ := podLister.List(labels.Everything())
+	slices.SortFunc(allPods, func(a, b *corev1.Pod) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
 	for _, pod := range allPods {
-		done := pod.Status.Phase == corev1.PodRunning || pod.Status.Phase == corev1.PodSucceeded
-		if pods[pod.Namespace+"/"+pod.Name] && done {
-			running++
+		onNode, cloned := pods[pod.Namespace+"/"+pod.Name]
+		if !cloned {
+			continue
+		}
+		running := pod.Status.Phase == corev1.PodRunning || pod.Status.Phase == corev1.PodSucceeded
+		switch {
+		case onNode && running:
+			c.running++
+		case onNode && c.stuck == "":
+			c.stuck = fmt.Sprintf(" (pod %s/%s on node %s is %s)", pod.Namespace, pod.Name, pod.Spec.NodeName, pod.Status.Phase)
+		case !onNode && !running:
+			why, tried := notRunning(pod)
+			c.pending = append(c.pending, pod.Namespace+"/"+pod.Name+": "+why)
+			if !tried {
+				c.unsettled++
+			}
 		}
 	}
-	return ready, running
+	return c
+}
+
+// notRunning says why a pod not on a cloned node is not Running: the node
+// it is bound to is not in the snapshot, or the scheduler's own message
+// (its PodScheduled condition, which `kubesim explain pod` shows too).
+// tried is false while the scheduler has not tried it yet.
+func notRunning(pod *corev1.Pod) (why string, tried bool) {
+	if pod.Spec.NodeName != "" {
+		return fmt.Sprintf("bound to node %q, which is not in the snapshot", pod.Spec.NodeName), true
+	}
+	if name := pod.Spec.SchedulerName; name != "" && name != corev1.DefaultSchedulerName {
+		return fmt.Sprintf("Pending: for scheduler %q, not the cluster's kube-scheduler", name), true
+	}
+	for _, cond := range pod.Status.Conditions {
+		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse {
+			return "Pending, as in the source: " + strings.Join(strings.Fields(cond.Message), " "), true
+		}
+	}
+	return "Pending, as in the source; not tried by the scheduler yet", false
 }

@@ -53,66 +53,79 @@ func (p *Provider) Create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 }
 
 // create is Create of a cluster that is no clone.
-func (p *Provider) create(ctx context.Context, c *v1alpha1.Cluster, opts CreateOptions) (err error) {
+func (p *Provider) create(ctx context.Context, c *v1alpha1.Cluster, opts CreateOptions) error {
+	unlock, err := p.createLocked(ctx, c, opts)
+	if err == nil {
+		unlock()
+	}
+	return err
+}
+
+// createLocked is create, but returns holding the new cluster's operation
+// lock, for a clone to load it before any other command works on it.
+func (p *Provider) createLocked(ctx context.Context, c *v1alpha1.Cluster, opts CreateOptions) (unlock func(), err error) {
 	started := time.Now()
 	if c.Status != nil {
-		return errors.New("status: is written by kubesim; remove it from the config")
+		return nil, errors.New("status: is written by kubesim; remove it from the config")
 	}
 	c.SetDefaults()
 	if err := validate(c); err != nil {
-		return err
+		return nil, err
 	}
 	if c.Status, err = resolveStatus(c); err != nil {
-		return err
+		return nil, err
 	}
 	groups, err := createOptions(c, opts.Nodes)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := resolveNodeCIDRs(c, groups, opts.Nodes); err != nil {
-		return err
+		return nil, err
 	}
 	if err := absTemplates(c.NodeGroups); err != nil {
-		return err
+		return nil, err
 	}
 	var owner supervisor.Owner
 	if opts.OwnerPID != 0 {
 		if owner, err = supervisor.NewOwner(opts.OwnerPID); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := checkExplicitPort(c); err != nil {
-		return err
+		return nil, err
 	}
 	if err := p.checkKubeconfigWritable(); err != nil {
-		return err
+		return nil, err
 	}
 
 	d := clusterdir.For(p.Home, c.Name)
 	if err := controlplane.CheckSocketPath(d); err != nil {
-		return err
+		return nil, err
 	}
 	if err := os.MkdirAll(clusterdir.ClustersPath(p.Home), 0o700); err != nil {
-		return err
+		return nil, err
 	}
 	// Mkdir is atomic: of two creates of one name, exactly one gets here.
 	if err := os.Mkdir(d.Path, 0o700); err != nil {
 		if errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("cluster %q already exists (delete it first, or choose another --name)", c.Name)
+			return nil, fmt.Errorf("cluster %q already exists (delete it first, or choose another --name)", c.Name)
 		}
-		return err
+		return nil, err
 	}
-	unlock, err := p.lockOperation(ctx, d)
+	release, err := p.lockOperation(ctx, d)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer unlock()
 	defer func() {
-		if err != nil && !opts.Retain {
+		if err == nil {
+			return
+		}
+		if !opts.Retain {
 			if rmErr := p.remove(context.Background(), d); rmErr != nil {
 				err = fmt.Errorf("%w (cleaning up also failed: %v)", err, rmErr)
 			}
 		}
+		release()
 	}()
 	p.logf("Creating cluster %q ...", c.Name)
 	if warning := lowSpaceWarning(p.Home, syscall.Statfs); warning != "" {
@@ -121,18 +134,18 @@ func (p *Provider) create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 
 	if opts.holdPodControllers {
 		if err := os.WriteFile(controlplane.PodControllersHeldFile(d), nil, 0o600); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := writeClusterFiles(d, c); err != nil {
-		return err
+		return nil, err
 	}
 	if err := p.recordKubeconfig(d); err != nil {
-		return err
+		return nil, err
 	}
 	if opts.OwnerPID != 0 {
 		if err := owner.Write(d); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	p.logf(" ✓ Certificates, keys and kubeconfigs written to %s", d.Path)
@@ -142,23 +155,23 @@ func (p *Provider) create(ctx context.Context, c *v1alpha1.Cluster, opts CreateO
 		if !opts.Retain {
 			err = fmt.Errorf("%w (run again with --retain to keep the cluster and its logs)", err)
 		}
-		return err
+		return nil, err
 	}
 	p.logf(" ✓ Control plane ready: %s", strings.Join(controlplane.EnabledComponents(c), ", "))
 	if err := p.useContext(d); err != nil {
-		return err
+		return nil, err
 	}
 	if len(groups) > 0 {
 		client, err := credentials.AdminClient(d, 0)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := p.makeNodes(ctx, c, client, groups); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	p.logf("Cluster %q is ready (%.1fs). Try: kubectl get ns", c.Name, time.Since(started).Seconds())
-	return nil
+	return release, nil
 }
 
 // resolveStatus is what kubesim settles for a new cluster before making

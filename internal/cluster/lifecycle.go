@@ -3,10 +3,12 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"time"
 
 	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/controlplane"
 	"github.com/kubesim/kubesim/internal/credentials"
 	"github.com/kubesim/kubesim/internal/supervisor"
 )
@@ -17,6 +19,10 @@ func (p *Provider) Start(ctx context.Context, name string, wait time.Duration) e
 		d, c, err := p.open(name)
 		if err != nil {
 			return err
+		}
+		// Its pod controllers would stay held: no workload would get pods.
+		if _, err := os.Stat(controlplane.PodControllersHeldFile(d)); err == nil {
+			return fmt.Errorf("cluster %q is broken (%s): kubesim delete cluster --name %s", name, interruptedCause, name)
 		}
 		if supervisor.Running(d) {
 			p.logf("Cluster %q is already running", name)

@@ -69,3 +69,13 @@ func (p *Provider) operate(ctx context.Context, name string, do func(d clusterdi
 	defer unlock()
 	return do(d)
 }
+
+// operationUnderWay reports whether a command holds d's operation lock.
+func operationUnderWay(d clusterdir.Dir) bool {
+	f, err := os.Open(d.OperationLockFile())
+	if err != nil {
+		return false
+	}
+	defer f.Close() // and the lock taken with it
+	return errors.Is(syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB), syscall.EWOULDBLOCK)
+}

@@ -95,8 +95,9 @@ func (p *Provider) KubeconfigPath(name string) (string, error) {
 type Info struct {
 	Name    string `json:"name"`
 	Running bool   `json:"running"`
-	// Status is stopped, running, or degraded: running, but the
-	// supervisor knows something is wrong, which Cause says.
+	// Status is stopped, running, degraded (running, but the supervisor
+	// knows something is wrong), or broken (a clone whose create ended
+	// before it was whole, running or not); Cause says what is wrong.
 	Status    string    `json:"status"`
 	Cause     string    `json:"cause,omitempty"`
 	APIServer string    `json:"apiServer"`
@@ -142,6 +143,9 @@ func (p *Provider) List() ([]Info, error) {
 		}
 		if info.Running {
 			info.Status, info.Cause = runningStatus(d)
+		}
+		if cloneInterrupted(d) {
+			info.Status, info.Cause = StatusBroken, interruptedCause
 		}
 		infos = append(infos, info)
 	}

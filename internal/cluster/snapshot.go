@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -17,6 +18,8 @@ import (
 	"go.etcd.io/etcd/etcdutl/v3/snapshot"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/grpclog"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/controlplane"
@@ -54,7 +57,8 @@ func (p *Provider) SnapshotSave(ctx context.Context, name, path string) error {
 // is stopped around the swap and started again. A crash at any point
 // leaves the cluster's data whole, as before or as after (recoverEtcd).
 func (p *Provider) SnapshotRestore(ctx context.Context, name, path string, wait time.Duration) error {
-	if err := checkSnapshot(path); err != nil {
+	source, err := checkSnapshot(path)
+	if err != nil {
 		return fmt.Errorf("snapshot %s: %w", path, err)
 	}
 	return p.operate(ctx, name, func(clusterdir.Dir) error {
@@ -83,6 +87,11 @@ func (p *Provider) SnapshotRestore(ctx context.Context, name, path string, wait 
 				return err
 			}
 		}
+		// Stopped, its data can be read: is the snapshot of this cluster?
+		what := ""
+		if _, uid, err := scanData(filepath.Join(d.Etcd(), "member", "snap", "db")); err == nil && uid != "" && source != "" && uid != source {
+			what = fmt.Sprintf(", a snapshot of another cluster (its kube-system namespace is %s, %q's was %s): %q now holds that cluster's objects", source, name, uid, name)
+		}
 		if err := swapEtcd(d); err != nil {
 			return err
 		}
@@ -97,46 +106,53 @@ func (p *Provider) SnapshotRestore(ctx context.Context, name, path string, wait 
 				return err
 			}
 		}
-		p.logf("Restored cluster %q from %s", name, path)
+		p.logf("Restored cluster %q from %s%s", name, path, what)
 		return nil
 	})
 }
 
 // checkSnapshot tells a good snapshot of a Kubernetes cluster from a
-// truncated or corrupt file and from anything else, without changing it.
-func checkSnapshot(path string) (err error) {
+// truncated or corrupt file and from anything else, without changing it,
+// and returns the uid of its kube-system namespace ("" if it has none).
+func checkSnapshot(path string) (clusterUID string, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return err
+		return "", err
 	}
 	// etcd appends a SHA-256 of the database, which is a whole number of
 	// 512-byte pages long.
 	size := info.Size()
 	if size < 512 || size%512 != sha256.Size {
-		return errors.New("not an etcd snapshot (make one with kubesim snapshot save)")
+		return "", errors.New("not an etcd snapshot (make one with kubesim snapshot save)")
 	}
 	h := sha256.New()
 	if _, err := io.CopyN(h, f, size-sha256.Size); err != nil {
-		return err
+		return "", err
 	}
 	want := make([]byte, sha256.Size)
 	if _, err := io.ReadFull(f, want); err != nil {
-		return err
+		return "", err
 	}
 	if !bytes.Equal(h.Sum(nil), want) {
-		return errors.New("corrupt: its checksum does not match its contents")
+		return "", errors.New("corrupt: its checksum does not match its contents")
 	}
-	return checkHoldsKubernetes(path)
+	kubernetes, clusterUID, err := scanData(path)
+	if err == nil && !kubernetes {
+		err = errors.New("holds no Kubernetes objects: it is not a snapshot of a Kubernetes cluster")
+	}
+	return clusterUID, err
 }
 
-// checkHoldsKubernetes looks for a key under /registry/, where the API
-// server keeps every object.
-func checkHoldsKubernetes(path string) (err error) {
+// scanData reads an etcd database: whether it holds Kubernetes objects
+// (keys under /registry/, where the API server keeps every object), and
+// the uid of its kube-system namespace, which is made once with a cluster
+// and never again: it tells one cluster's data from another's.
+func scanData(path string) (kubernetes bool, clusterUID string, err error) {
 	defer func() {
 		if r := recover(); r != nil { // bbolt panics on some malformed pages
 			err = fmt.Errorf("corrupt: %v", r)
@@ -144,29 +160,36 @@ func checkHoldsKubernetes(path string) (err error) {
 	}()
 	db, err := bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: time.Second})
 	if err != nil {
-		return fmt.Errorf("corrupt: %w", err)
+		return false, "", fmt.Errorf("corrupt: %w", err)
 	}
 	defer db.Close()
-	found := false
+	var kubeSystem []byte
 	err = db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte("key"))
 		if b == nil {
 			return nil
 		}
 		c := b.Cursor()
-		for k, v := c.First(); k != nil && !found; k, v = c.Next() {
+		for k, v := c.First(); k != nil; k, v = c.Next() {
 			var kv mvccpb.KeyValue
-			if kv.Unmarshal(v) == nil && bytes.HasPrefix(kv.Key, []byte("/registry/")) {
-				found = true
+			if kv.Unmarshal(v) != nil {
+				continue
+			}
+			kubernetes = kubernetes || bytes.HasPrefix(kv.Key, []byte("/registry/"))
+			// Keys are revisions: the last value is the newest.
+			if string(kv.Key) == "/registry/namespaces/kube-system" && len(kv.Value) > 0 {
+				kubeSystem = kv.Value
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("corrupt: %w", err)
+		return false, "", fmt.Errorf("corrupt: %w", err)
 	}
-	if !found {
-		return errors.New("holds no Kubernetes objects: it is not a snapshot of a Kubernetes cluster")
+	if obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(kubeSystem, nil, nil); err == nil {
+		if ns, ok := obj.(*corev1.Namespace); ok {
+			clusterUID = string(ns.UID)
+		}
 	}
-	return nil
+	return kubernetes, clusterUID, nil
 }

@@ -280,10 +280,7 @@ spec: {nodeName: n1, serviceAccountName: default, priorityClassName: nope, prior
 // Running, written straight into etcd.
 func TestCloneOfSlowStages(t *testing.T) {
 	e := newEnv(t)
-	const spec = `spec: {nodeName: n1, serviceAccountName: default, priority: 0, preemptionPolicy: PreemptLowerPriority,
-  tolerations: [{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute}, {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute}],
-  containers: [{name: c, image: c}]}`
-	file := oneNodeSnapshot(t, "metadata: {name: a, namespace: default}\n"+spec, "metadata: {name: b, namespace: default}\n"+spec)
+	file := oneNodeSnapshot(t, "metadata: {name: a, namespace: default}\n"+boundPodSpec, "metadata: {name: b, namespace: default}\n"+boundPodSpec)
 	why := regexp.MustCompile(`2 of 2 pods are created through the API server, not written straight into etcd \(pod default/[ab]: stage pod-create waits`)
 	for _, tc := range []struct {
 		name  string
