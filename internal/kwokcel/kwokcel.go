@@ -27,13 +27,22 @@ import (
 // (its PerCallLimit); KWOK's selectors take a few dozen.
 const CostLimit = 1_000_000
 
-// ErrOverBudget marks an evaluation stopped at CostLimit.
+// UsageCostLimit bounds one evaluation of a usage or metric expression
+// (NewUsageEnv, NewMetricEnv). Those run on every read of the metrics —
+// each HPA sync, kubectl top, scrape — once per pod and resource, not once
+// per write as a Stage's do: KWOK's own cost 4 to 5, a loop over a few
+// hundred containers or annotations stays under 10,000, and 10,000 is
+// 1–3 ms at the 4–10 million units a second cel-go runs here.
+const UsageCostLimit = 10_000
+
+// ErrOverBudget marks an evaluation stopped at its cost limit.
 var ErrOverBudget = errors.New("CEL expression ran past its cost limit")
 
 // Program is a compiled expression.
 type Program struct {
-	src string
-	prg cel.Program
+	src   string
+	prg   cel.Program
+	limit uint64 // its cost limit
 	// vars are the variables it reads.
 	vars map[string]bool
 	// fields are the fields it reads of the object variables.
@@ -68,7 +77,8 @@ func Compile(src string) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	return compile(env, src)
+	p, _, err := compile(env, src, CostLimit)
+	return p, err
 }
 
 // compile checks src in env, so an expression that names no such function
@@ -77,20 +87,21 @@ func Compile(src string) (*Program, error) {
 // values can bind an index to the wrong overload:
 // int(self.metadata.annotations['n']) would be planned as int(int) and
 // fail on the string it reads.
-func compile(env *cel.Env, src string) (*Program, error) {
+func compile(env *cel.Env, src string, limit uint64) (*Program, *cel.Ast, error) {
 	parsed, iss := env.Parse(src)
 	var checked *cel.Ast
 	if iss.Err() == nil {
 		checked, iss = env.Check(parsed)
 	}
 	if iss.Err() != nil {
-		return nil, fmt.Errorf("CEL expression %q: %s", src, strings.ReplaceAll(iss.Err().Error(), "\n", " "))
+		return nil, nil, fmt.Errorf("CEL expression %q: %s", src, strings.ReplaceAll(iss.Err().Error(), "\n", " "))
 	}
-	prg, err := env.Program(parsed, cel.CostLimit(CostLimit), cel.InterruptCheckFrequency(100))
+	prg, err := env.Program(parsed, cel.CostLimit(limit), cel.InterruptCheckFrequency(100))
 	if err != nil {
-		return nil, fmt.Errorf("CEL expression %q: %w", src, err)
+		return nil, nil, fmt.Errorf("CEL expression %q: %w", src, err)
 	}
-	return &Program{src: src, prg: prg, vars: readVariables(checked), fields: readFields(checked.NativeRep().Expr(), objectNames)}, nil
+	p := &Program{src: src, prg: prg, limit: limit, vars: readVariables(checked), fields: readFields(checked.NativeRep().Expr(), objectNames)}
+	return p, checked, nil
 }
 
 // Eval evaluates the program with self bound to obj. A result of an
@@ -101,14 +112,25 @@ func (p *Program) Eval(obj map[string]any) (ref.Val, error) {
 }
 
 func (p *Program) evalVars(vars map[string]any) (ref.Val, error) {
-	v, _, err := p.prg.ContextEval(context.Background(), vars)
+	v, _, err := p.evalCost(vars)
+	return v, err
+}
+
+// evalCost is evalVars and what the evaluation cost, in cel-go's units.
+func (p *Program) evalCost(vars map[string]any) (ref.Val, uint64, error) {
+	v, details, err := p.prg.ContextEval(context.Background(), vars)
+	var cost uint64
+	if details != nil && details.ActualCost() != nil {
+		cost = *details.ActualCost()
+	}
 	if err != nil {
 		if strings.Contains(err.Error(), "cost limit") {
-			return nil, fmt.Errorf("%w (%d): %q", ErrOverBudget, CostLimit, p.src)
+			// It cost the limit at least, whatever was counted.
+			return nil, max(cost, p.limit), fmt.Errorf("%w (%d): %q", ErrOverBudget, p.limit, p.src)
 		}
-		return nil, err
+		return nil, cost, err
 	}
-	return v, nil
+	return v, cost, nil
 }
 
 // Bool evaluates a condition. Anything but true is false.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/checker"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
@@ -111,18 +112,54 @@ func objectRef(v ref.Val) (kind, namespace, name string, err error) {
 	return kind, str(mm, "namespace"), str(mm, "name"), nil
 }
 
-// Compile parses and checks src in the environment.
+// Compile parses and checks src in the environment, and refuses it if
+// cel-go's estimate of its cost is over UsageCostLimit. The estimate takes
+// the lists, maps and strings of pod, node and container to be empty (their
+// sizes are not known): what it refuses is cost the expression spells out
+// itself, such as loops in loops over lists it writes, which would run past
+// the limit for every pod. Cost that comes of a large pod is left to the
+// limit at evaluation.
 func (e *Env) Compile(src string) (*Program, error) {
-	return compile(e.env, src)
+	p, checked, err := compile(e.env, src, UsageCostLimit)
+	if err != nil {
+		return nil, err
+	}
+	est, err := e.env.EstimateCost(checked, emptyData{})
+	if err != nil {
+		return nil, fmt.Errorf("CEL expression %q: estimating its cost: %w", src, err)
+	}
+	if est.Max > UsageCostLimit {
+		return nil, fmt.Errorf("CEL expression %q may cost %d an evaluation, over the limit of %d: loop over fewer or shorter lists", src, est.Max, UsageCostLimit)
+	}
+	return p, nil
+}
+
+// emptyData sizes what the checker cannot (the variables' lists, maps and
+// strings) as empty, and leaves calls to cel-go's own estimates.
+type emptyData struct{}
+
+func (emptyData) EstimateSize(checker.AstNode) *checker.SizeEstimate {
+	return &checker.SizeEstimate{}
+}
+
+func (emptyData) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
+	return nil
 }
 
 // Number evaluates the program with vars bound and reads the result as
 // KWOK does: a number, a whole number, a duration (in nanoseconds) or a
 // bool (1 or 0).
 func (p *Program) Number(vars map[string]any) (float64, error) {
-	v, err := p.evalVars(vars)
+	f, _, err := p.NumberCost(vars)
+	return f, err
+}
+
+// NumberCost is Number and what the evaluation cost, in cel-go's units
+// (one stopped at the limit cost the limit), for budgets of many.
+func (p *Program) NumberCost(vars map[string]any) (float64, uint64, error) {
+	v, cost, err := p.evalCost(vars)
 	if err != nil {
-		return 0, err
+		return 0, cost, err
 	}
 	var f float64
 	switch v := v.(type) {
@@ -139,10 +176,10 @@ func (p *Program) Number(vars map[string]any) (float64, error) {
 			f = 1
 		}
 	default:
-		return 0, fmt.Errorf("CEL expression %q returned a %s, not a number", p.src, v.Type().TypeName())
+		return 0, cost, fmt.Errorf("CEL expression %q returned a %s, not a number", p.src, v.Type().TypeName())
 	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("CEL expression %q returned %v, not a number", p.src, f)
+		return 0, cost, fmt.Errorf("CEL expression %q returned %v, not a number", p.src, f)
 	}
-	return f, nil
+	return f, cost, nil
 }

@@ -1,8 +1,10 @@
 package kwokcel
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -91,5 +93,47 @@ func TestReads(t *testing.T) {
 	}
 	if !p.Reads("node") || !p.Reads("pod") || p.Reads("container") || p.Reads("Quantity") {
 		t.Errorf("reads %v, want pod and node", p.vars)
+	}
+}
+
+// A usage expression whose own loops cost more than UsageCostLimit is
+// refused when compiled, saying what it may cost; one that loops over what
+// a pod holds is not (its size is not known), and is stopped at the limit
+// when a pod makes it run past it, its cost reported.
+func TestUsageCostLimit(t *testing.T) {
+	env, err := NewUsageEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ten := "[1,2,3,4,5,6,7,8,9,10]"
+	loops := fmt.Sprintf(`%s.all(a, %s.all(b, %s.all(c, %s.all(d, a+b+c+d > 0)))) ? 1.0 : 0.0`, ten, ten, ten, ten)
+	_, err = env.Compile(loops)
+	if err == nil || !strings.Contains(err.Error(), "over the limit of 10000") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("a 10^4-iteration loop compiled: %v", err)
+	}
+	// Within the limit for the pods it is written for.
+	perContainer := `pod.spec.containers.all(a, pod.spec.containers.all(b, a.name != b.name || a == b)) ? 1.0 : 0.0`
+	p, err := env.Compile(perContainer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	podWith := func(n int) map[string]any {
+		var cs []any
+		for i := range n {
+			cs = append(cs, map[string]any{"name": fmt.Sprint(i)})
+		}
+		return map[string]any{"pod": map[string]any{"spec": map[string]any{"containers": cs}}}
+	}
+	f, cost, err := p.NumberCost(podWith(3))
+	if err != nil || f != 1 || cost == 0 || cost > 1000 {
+		t.Fatalf("3 containers: %v, cost %d, %v", f, cost, err)
+	}
+	_, cost, err = p.NumberCost(podWith(300)) // 90,000 iterations
+	if !errors.Is(err, ErrOverBudget) || cost < UsageCostLimit {
+		t.Fatalf("300 containers: cost %d, %v; want stopped at the limit", cost, err)
+	}
+	// A Stage's expressions keep their own, larger limit and no estimate.
+	if _, err := Compile(loops); err != nil {
+		t.Errorf("a Stage's expression: %v", err)
 	}
 }

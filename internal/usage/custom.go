@@ -2,6 +2,7 @@ package usage
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -112,6 +113,9 @@ func (m *Metrics) compile(q *resource.Quantity, expression *string) (value, erro
 		if f < 0 {
 			return value{}, fmt.Errorf("spec.value: %s is negative; give a metric of 0 or more", q)
 		}
+		if err := metricFits(f); err != nil {
+			return value{}, fmt.Errorf("spec.value: %w; give a smaller metric", err)
+		}
 		return value{constant: &f}, nil
 	case expression != nil:
 		p, err := m.env.Compile(*expression)
@@ -184,10 +188,17 @@ func objectResource(o *autoscalingv2.CrossVersionObjectReference) schema.GroupRe
 	return plural.GroupResource()
 }
 
-// evalPod is the metric of a pod (and its node, which may be nil).
-func (d *declaredMetric) evalPod(pod *corev1.Pod, node *corev1.Node) (float64, error) {
-	s := &Subject{Pod: pod, Node: node}
-	f, err := s.eval(d.value, &corev1.Container{})
+// evalPod is the metric of a pod (and its node, which may be nil), its
+// expression within budget, the read's.
+func (d *declaredMetric) evalPod(pod *corev1.Pod, node *corev1.Node, budget *readBudget) (float64, error) {
+	s := &Subject{Pod: pod, Node: node, budget: budget}
+	f, err := s.eval(d.Ref, d.value, &corev1.Container{})
+	if err == nil {
+		err = metricFits(f)
+	}
+	if ofTheObject(err) {
+		return 0, &EvalError{Usage: d.Ref, Err: err}
+	}
 	if err != nil {
 		return 0, &EvalError{Usage: d.Ref, Err: fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)}
 	}
@@ -204,8 +215,21 @@ func (d *declaredMetric) eval() (float64, error) {
 	if err == nil && f < 0 {
 		err = fmt.Errorf("the expression returned a negative metric")
 	}
+	if err == nil {
+		err = metricFits(f)
+	}
 	if err != nil {
 		return 0, &EvalError{Usage: d.Ref, Err: err}
 	}
 	return f, nil
+}
+
+// metricFits says whether a custom or external metric of v can be served:
+// in thousandths, an int64, as the HPA controller reads it. More would
+// wrap round to a negative metric.
+func metricFits(v float64) error {
+	if math.Round(v*1000) < int64Range {
+		return nil
+	}
+	return fmt.Errorf("%v is more than a metric can carry (%.4g at most)", v, math.MaxInt64/1000.0)
 }

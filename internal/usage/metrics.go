@@ -45,12 +45,13 @@ func indexByNodeName(obj any) ([]string, error) {
 func (s *source) GetPodMetrics(objs ...*metav1.PartialObjectMetadata) ([]metrics.PodMetrics, error) {
 	now := s.now().Truncate(time.Second)
 	out := make([]metrics.PodMetrics, 0, len(objs))
+	budget := newReadBudget()
 	for _, o := range objs {
 		pod, err := s.pods.Pods(o.Namespace).Get(o.Name)
 		if err != nil {
 			continue
 		}
-		if pm, ok := s.podMetrics(pod, nil, now); ok {
+		if pm, ok := s.podMetrics(pod, nil, now, budget); ok {
 			out = append(out, pm)
 		}
 	}
@@ -61,6 +62,7 @@ func (s *source) GetPodMetrics(objs ...*metav1.PartialObjectMetadata) ([]metrics
 func (s *source) GetNodeMetrics(nodes ...*corev1.Node) ([]metrics.NodeMetrics, error) {
 	now := s.now().Truncate(time.Second)
 	out := make([]metrics.NodeMetrics, 0, len(nodes))
+	budget := newReadBudget()
 	for _, node := range nodes {
 		objs, err := s.byNode.ByIndex(nodeNameIndex, node.Name)
 		if err != nil {
@@ -68,7 +70,7 @@ func (s *source) GetNodeMetrics(nodes ...*corev1.Node) ([]metrics.NodeMetrics, e
 		}
 		var cpu, memory float64
 		for _, obj := range objs {
-			pm, ok := s.podMetrics(obj.(*corev1.Pod), node, now)
+			pm, ok := s.podMetrics(obj.(*corev1.Pod), node, now, budget)
 			if !ok {
 				continue
 			}
@@ -99,7 +101,8 @@ func (s *source) GetNodeMetrics(nodes ...*corev1.Node) ([]metrics.NodeMetrics, e
 // Ready pod, as it would a metrics-server's that scraped since. now is
 // whole seconds, as the API carries timestamps (and so start and Ready
 // times): a window from a finer now would reach before Ready once sent.
-func (s *source) podMetrics(pod *corev1.Pod, node *corev1.Node, now time.Time) (metrics.PodMetrics, bool) {
+// Its expressions spend from budget, the read's.
+func (s *source) podMetrics(pod *corev1.Pod, node *corev1.Node, now time.Time, budget *readBudget) (metrics.PodMetrics, bool) {
 	if !hasMetrics(pod) {
 		return metrics.PodMetrics{}, false
 	}
@@ -110,7 +113,7 @@ func (s *source) podMetrics(pod *corev1.Pod, node *corev1.Node, now time.Time) (
 	if node == nil {
 		node, _ = s.nodes.Get(pod.Spec.NodeName) // none: expressions see a node without fields
 	}
-	subject := &Subject{Pod: pod, Node: node, maps: s.maps}
+	subject := &Subject{Pod: pod, Node: node, maps: s.maps, budget: budget}
 	pm := metrics.PodMetrics{
 		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, Labels: pod.Labels, CreationTimestamp: metav1.NewTime(now)},
 		Timestamp:  metav1.NewTime(now),
@@ -146,9 +149,19 @@ func hasMetrics(pod *corev1.Pod) bool {
 // and memory (bytes).
 func usageList(cpu, memory float64) corev1.ResourceList {
 	return corev1.ResourceList{
-		corev1.ResourceCPU:    *resource.NewScaledQuantity(int64(math.Round(cpu*1e9)), resource.Nano),
-		corev1.ResourceMemory: *resource.NewQuantity(int64(math.Round(memory)), resource.BinarySI),
+		corev1.ResourceCPU:    *resource.NewScaledQuantity(capped(cpu*1e9), resource.Nano),
+		corev1.ResourceMemory: *resource.NewQuantity(capped(memory), resource.BinarySI),
 	}
+}
+
+// capped is v rounded, at most the largest int64. A container's usage
+// fits (the model refuses more); a node's sum of such may not, and is
+// served as the most that can be rather than wrapped round to negative.
+func capped(v float64) int64 {
+	if r := math.Round(v); r < int64Range {
+		return int64(r)
+	}
+	return math.MaxInt64
 }
 
 // podReadySince is when the pod turned Ready; zero if it is not.

@@ -151,6 +151,12 @@ func (m *Model) compile(ref Ref, sel *kwokv1alpha1.ObjectSelector, usages []kwok
 					errs = append(errs, err)
 					continue
 				}
+				if err := fits(res, f); err != nil {
+					err = fmt.Errorf("%s.value: %w; give a smaller usage", field, err)
+					cu.values[res] = value{err: err}
+					errs = append(errs, err)
+					continue
+				}
 				cu.values[res] = value{constant: &f}
 			case v.Expression != nil:
 				p, err := m.env.Compile(*v.Expression)
@@ -171,6 +177,8 @@ func (m *Model) compile(ref Ref, sel *kwokv1alpha1.ObjectSelector, usages []kwok
 type Subject struct {
 	Pod  *corev1.Pod
 	Node *corev1.Node
+	// budget, if set, is what the read it is evaluated for may spend.
+	budget *readBudget
 
 	// maps, if set, keeps the objects' maps from one evaluation to the
 	// next, with the fields the model's expressions read.
@@ -211,7 +219,13 @@ func (m *Model) ContainerUsage(s *Subject, container *corev1.Container, res stri
 		if !ok {
 			continue
 		}
-		f, err := s.eval(v, container)
+		f, err := s.eval(d.Ref, v, container)
+		if err == nil {
+			err = fits(res, f)
+		}
+		if v.err != nil || ofTheObject(err) {
+			return 0, &EvalError{Usage: d.Ref, Err: fmt.Errorf("%s: %w", res, err)}
+		}
 		if err != nil {
 			return 0, &EvalError{Usage: d.Ref, Err: fmt.Errorf("pod %s/%s container %s, %s: %w", s.Pod.Namespace, s.Pod.Name, container.Name, res, err)}
 		}
@@ -243,14 +257,20 @@ func (d *declared) lookup(container, res string) (value, bool) {
 	return v, ok
 }
 
-func (s *Subject) eval(v value, container *corev1.Container) (float64, error) {
+// eval is the value for the subject, its expression (of the usage object
+// ref) evaluated within the subject's budget.
+func (s *Subject) eval(ref Ref, v value, container *corev1.Container) (float64, error) {
 	switch {
 	case v.err != nil:
 		return 0, v.err
 	case v.constant != nil:
 		return *v.constant, nil
 	}
-	f, err := v.program.Number(s.vars(v.program, container))
+	if err := s.budget.allow(ref); err != nil {
+		return 0, err
+	}
+	f, cost, err := v.program.NumberCost(s.vars(v.program, container))
+	s.budget.spend(ref, cost)
 	if err != nil {
 		return 0, err
 	}

@@ -260,6 +260,13 @@ func TestBadUsage(t *testing.T) {
 		{"negative expression", `{expression: '0.0 - 1.0'}`, "", "negative"},
 		{"missing field", `{expression: 'Quantity(pod.metadata.annotations["nope"])'}`, "", "nope"},
 		{"negative value", `{value: "-1"}`, "spec.usages[0].usage.cpu.value: -1 is negative", ""},
+		// Past what metrics.k8s.io carries (an int64 of nanocores): it would
+		// be served wrapped round to a negative usage.
+		{"value too large", `{value: "1e300"}`, "spec.usages[0].usage.cpu.value: 1e+300 is more than metrics.k8s.io can carry", ""},
+		{"value just too large", `{value: "9300000000"}`, "spec.usages[0].usage.cpu.value: 9.3e+09 is more than", ""},
+		{"expression too large", `{expression: 'Quantity("1e300")'}`, "", "1e+300 is more than metrics.k8s.io can carry"},
+		// Loops that cost more than an evaluation may, for any pod.
+		{"over the cost limit", `{expression: '` + tenToThe4 + ` ? 1.0 : 0.0'}`, "spec.usages[0].usage.cpu.expression", "over the limit of 10000"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := newModel(t)
@@ -291,6 +298,9 @@ spec:
 		})
 	}
 }
+
+// tenToThe4 loops 10^4 times, past kwokcel.UsageCostLimit.
+const tenToThe4 = `[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, a+b+c+d > 0))))`
 
 // The maps kept for expressions hold the fields they read, and a usage
 // declared later that reads more sees them: the maps are made anew.

@@ -57,7 +57,7 @@ func (p *metricsProvider) GetMetricByName(_ context.Context, name types.Namespac
 		if d == nil {
 			return nil, notFound
 		}
-		v, ok := p.podValue(d, pod, info.Metric, now)
+		v, ok := p.podValue(d, pod, info.Metric, now, nil) // one pod: its expression's limit bounds it
 		if !ok {
 			return nil, notFound
 		}
@@ -97,6 +97,7 @@ func (p *metricsProvider) GetMetricBySelector(_ context.Context, namespace strin
 	}
 	now := p.now().Truncate(time.Second)
 	out := &custom_metrics.MetricValueList{Items: []custom_metrics.MetricValue{}}
+	budget := newReadBudget()
 	for _, pod := range pods {
 		if pod.Status.Phase != corev1.PodRunning {
 			continue
@@ -105,7 +106,7 @@ func (p *metricsProvider) GetMetricBySelector(_ context.Context, namespace strin
 			if !d.pods.Matches(labels.Set(pod.Labels)) {
 				continue
 			}
-			if v, ok := p.podValue(d, pod, info.Metric, now); ok {
+			if v, ok := p.podValue(d, pod, info.Metric, now, budget); ok {
 				out.Items = append(out.Items, v)
 			}
 			break
@@ -114,12 +115,12 @@ func (p *metricsProvider) GetMetricBySelector(_ context.Context, namespace strin
 	return out, nil
 }
 
-func (p *metricsProvider) podValue(d *declaredMetric, pod *corev1.Pod, metric string, now time.Time) (custom_metrics.MetricValue, bool) {
+func (p *metricsProvider) podValue(d *declaredMetric, pod *corev1.Pod, metric string, now time.Time, budget *readBudget) (custom_metrics.MetricValue, bool) {
 	var node *corev1.Node
 	if d.value.program != nil && d.value.program.Reads("node") {
 		node, _ = p.nodes.Get(pod.Spec.NodeName)
 	}
-	f, err := d.evalPod(pod, node)
+	f, err := d.evalPod(pod, node, budget)
 	if err != nil {
 		p.fail(err)
 		return custom_metrics.MetricValue{}, false

@@ -85,12 +85,13 @@ func (r *reader) current(kind, namespace, name, res, container string) (float64,
 			return 0, now, err
 		}
 		var sum float64
+		budget := newReadBudget() // the node's pods, as NodeMetrics reads them
 		for _, obj := range pods {
 			pod := obj.(*corev1.Pod)
 			if !hasMetrics(pod) {
 				continue
 			}
-			v, err := r.podUsage(pod, node, res, "")
+			v, err := r.podUsage(pod, node, res, "", budget)
 			var ee *EvalError
 			if errors.As(err, &ee) {
 				// Left out, as NodeMetrics leaves it: the node's usage
@@ -115,7 +116,7 @@ func (r *reader) current(kind, namespace, name, res, container string) (float64,
 	if err != nil {
 		return 0, now, err
 	}
-	v, err := r.podUsage(pod, nil, res, container)
+	v, err := r.podUsage(pod, nil, res, container, newReadBudget())
 	since := now
 	if pod.Status.StartTime != nil {
 		since = pod.Status.StartTime.Time
@@ -124,12 +125,12 @@ func (r *reader) current(kind, namespace, name, res, container string) (float64,
 }
 
 // podUsage is the usage of the pod's container, or of all its containers
-// for container "".
-func (r *reader) podUsage(pod *corev1.Pod, node *corev1.Node, res, container string) (float64, error) {
+// for container "", within budget.
+func (r *reader) podUsage(pod *corev1.Pod, node *corev1.Node, res, container string, budget *readBudget) (float64, error) {
 	if node == nil {
 		node, _ = r.src.nodes.Get(pod.Spec.NodeName)
 	}
-	subject := &Subject{Pod: pod, Node: node, maps: r.src.maps}
+	subject := &Subject{Pod: pod, Node: node, maps: r.src.maps, budget: budget}
 	var sum float64
 	found := false
 	for i := range pod.Spec.Containers {
