@@ -143,6 +143,8 @@ func (p *Provider) List() ([]Info, error) {
 		}
 		if info.Running {
 			info.Status, info.Cause = runningStatus(d)
+		} else if supervisor.Died(d) {
+			info.Cause = fmt.Sprintf("its supervisor died, and its components with it; kubesim start cluster --name %s starts it again", name)
 		}
 		if cloneInterrupted(d) {
 			info.Status, info.Cause = StatusBroken, interruptedCause

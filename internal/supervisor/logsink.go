@@ -42,6 +42,10 @@ type logSink struct {
 	retrier bool // a goroutine retries while err != nil
 	stop    chan struct{}
 	closed  bool
+	// midLine: the last byte written was not a newline. A process killed
+	// mid-line leaves its last line open; the next one's first would
+	// continue it.
+	midLine bool
 }
 
 func newLogSink(name string, w io.Writer, report func(error)) *logSink {
@@ -60,7 +64,11 @@ func (s *logSink) Write(p []byte) (int, error) {
 		s.lost += int64(len(p))
 		return len(p), nil
 	}
-	if n, err := s.w.Write(p); err != nil {
+	n, err := s.w.Write(p)
+	if n > 0 {
+		s.midLine = p[n-1] != '\n'
+	}
+	if err != nil {
 		s.failLocked(err, int64(len(p)-max(n, 0)))
 	}
 	return len(p), nil
@@ -133,6 +141,9 @@ func (s *logSink) Close() error {
 	close(s.stop)
 	if s.err != nil && !s.recoverLocked() {
 		s.report(nil)
+	}
+	if s.err == nil && s.midLine {
+		_, _ = io.WriteString(s.w, "\n")
 	}
 	if c, ok := s.w.(io.Closer); ok {
 		return c.Close()

@@ -155,3 +155,20 @@ func TestComponentOutlivesItsLog(t *testing.T) {
 		t.Errorf("reported %v; want ENOSPC, then nil", got)
 	}
 }
+
+// A process killed mid-line leaves its last line open: the sink ends it,
+// so the next process's first line starts a line of its own (issue 47
+// found one torn line after a restart).
+func TestLogSinkEndsAnOpenLineOnClose(t *testing.T) {
+	log := &flakyLog{}
+	first := newLogSink("etcd", log, nil)
+	first.Write([]byte("I1127 complete line\nI1127 cut short by kill -"))
+	first.Close()
+	second := newLogSink("etcd", log, nil)
+	second.Write([]byte("I1127 started again\n"))
+	second.Close()
+	want := "I1127 complete line\nI1127 cut short by kill -\nI1127 started again\n"
+	if got := log.String(); got != want {
+		t.Errorf("log:\n%q\nwant\n%q", got, want)
+	}
+}

@@ -182,6 +182,13 @@ func Running(d clusterdir.Dir) bool {
 	return errors.Is(syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB), syscall.EWOULDBLOCK)
 }
 
+// Died reports whether the cluster's supervisor died rather than stopped:
+// it is not running, yet the PID file it removes when it stops is there.
+func Died(d clusterdir.Dir) bool {
+	_, err := os.Stat(d.PIDFile())
+	return err == nil && !Running(d)
+}
+
 // lock takes the supervisor lock, exclusive, without waiting. It returns a
 // release function, or an error if another process holds it. The kernel
 // drops the lock when its holder dies, so a crash never leaves a cluster

@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -123,4 +125,37 @@ func TestUserStagesAfterOutage(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestSupervisorKilled: a cluster whose supervisor was killed showed
+// `stopped` as if stopped on purpose (issue 47). It says the supervisor
+// died and what brings the cluster back; start does, and a stop after is
+// a plain stop again.
+func TestSupervisorKilled(t *testing.T) {
+	e := newEnv(t)
+	e.createCluster("orphan")
+	pidFile, err := os.ReadFile(filepath.Join(e.clusterDir("orphan"), "supervisor.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.Fields(string(pidFile) + " 0")[0])
+	if pid == 0 {
+		t.Fatalf("no supervisor pid in %q", pidFile)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the cluster stopped, its supervisor said dead", e.statusIs("orphan", "stopped",
+		"its supervisor died", "kubesim start cluster --name orphan"))
+	if table := e.must("get", "clusters").stdout; !strings.Contains(table, "stopped (its supervisor died") {
+		t.Errorf("get clusters:\n%s", table)
+	}
+	e.must("start", "cluster", "--name", "orphan")
+	if status, cause := e.clusterStatus("orphan"); status != "running" || cause != "" {
+		t.Errorf("after start: %s (%s)", status, cause)
+	}
+	e.must("stop", "cluster", "--name", "orphan")
+	if status, cause := e.clusterStatus("orphan"); status != "stopped" || cause != "" {
+		t.Errorf("after stop: %s (%s)", status, cause)
+	}
 }
