@@ -45,6 +45,11 @@ type Component struct {
 	// PortsPrivate: no other component uses its ports, so none restarts
 	// when they move (the API server reaches etcd by its unix socket).
 	PortsPrivate bool
+	// Barrier: the component starts once every earlier one is ready and
+	// set up, and every later one waits for it to be ready and set up
+	// before its own readiness is awaited (etcd; the API server, which the
+	// rest need). Past the last barrier, components start side by side.
+	Barrier bool
 	// StartAfter, if set, names an earlier component: this one's process
 	// starts as soon as that one is ready (and set up), not in its turn;
 	// its own Ready and Setup still wait for its turn. For a component whose

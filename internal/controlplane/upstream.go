@@ -20,7 +20,7 @@ import (
 // k8s.io/kubernetes, in start order; internal/components runs them.
 func upstreamComponents() []component.Component {
 	return []component.Component{
-		{Name: Etcd, Args: component.OwnArgs(etcdOptions), Ready: etcdReady, PortsPrivate: true,
+		{Name: Etcd, Args: component.OwnArgs(etcdOptions), Ready: etcdReady, PortsPrivate: true, Barrier: true,
 			Ports:        func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.Etcd, &c.Status.Ports.EtcdPeer} },
 			MemoryWeight: 10,
 			// Upstream's default: etcd's live heap is a few tens of MB and
@@ -29,7 +29,7 @@ func upstreamComponents() []component.Component {
 			// little CPU saved (measured: 50 MiB less RSS after the
 			// side-by-side run, for 1–2 CPU-s more of etcd's).
 			GCPercent: "100"},
-		{Name: KubeAPIServer, Args: apiServerArgs, Ready: apiServerServing, Setup: bootstrapThenReady, Prepare: writeAPIServerFiles,
+		{Name: KubeAPIServer, Args: apiServerArgs, Ready: apiServerServing, Setup: bootstrapThenReady, Prepare: writeAPIServerFiles, Barrier: true,
 			Ports:        func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.APIServer} },
 			ClientCerts:  []component.Identity{apiServerWebhookClient},
 			MemoryWeight: 45,

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -141,13 +140,10 @@ func Supervise(ctx context.Context, opts Options) error {
 		}
 		logger.Printf("all components stopped")
 	}()
-	// startOnce starts comp unless it runs already.
-	startOnce := func(comp component.Component) {
+	// start runs comp, restarting it, until the cluster stops.
+	start := func(comp component.Component) {
 		stopsMu.Lock()
 		defer stopsMu.Unlock()
-		if stops[comp.Name] != nil {
-			return
-		}
 		compCtx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		stops[comp.Name] = func() { cancel(); <-done }
@@ -156,54 +152,7 @@ func Supervise(ctx context.Context, opts Options) error {
 			s.keepRunning(compCtx, comp)
 		}()
 	}
-	// readyThenStartNext waits for comp to be ready and set up, then
-	// starts the components that start after it.
-	readyThenStartNext := func(comp component.Component) bool {
-		if !s.readyAndSetUp(ctx, comp) {
-			return false
-		}
-		for _, early := range comps {
-			if early.StartAfter == comp.Name {
-				startOnce(early)
-			}
-		}
-		return true
-	}
-	// In table order up to the API server, each waited for before the
-	// next: the rest need it set up. Past it, each component's readiness
-	// and set-up is its own (a controller-manager building its
-	// controllers, usage-metrics registering its APIs): they overlap.
-	var rest []component.Component
-	apiServerSetUp := false
-	for _, comp := range comps {
-		if apiServerSetUp {
-			rest = append(rest, comp)
-			continue
-		}
-		startOnce(comp)
-		if !readyThenStartNext(comp) {
-			return nil
-		}
-		apiServerSetUp = comp.Name == controlplane.KubeAPIServer
-	}
-	inRest := map[string]bool{}
-	for _, comp := range rest {
-		inRest[comp.Name] = true
-	}
-	var wg sync.WaitGroup
-	var stopped atomic.Bool
-	for _, comp := range rest {
-		if !inRest[comp.StartAfter] { // else it starts once that one is ready
-			startOnce(comp)
-		}
-		wg.Go(func() {
-			if !readyThenStartNext(comp) {
-				stopped.Store(true)
-			}
-		})
-	}
-	wg.Wait()
-	if stopped.Load() {
+	if !runPlan(ctx, startPlan(comps), start, s.readyAndSetUp) {
 		return nil
 	}
 	if err := markStarted(d); err != nil {
