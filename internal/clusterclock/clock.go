@@ -2,6 +2,27 @@
 // chooses one when a cluster is made, puts processes on it through the
 // environment the Go runtime of kubesim's build reads at start
 // (patches/go/README.md), and says which clock this process runs on.
+//
+// On a scaled clock every wait is in cluster time: right for what the
+// cluster models (leases, grace periods, a scenario's sleeps), too short
+// for work that takes real time whatever the clock. Such a wait, in a
+// process that may run on a cluster's clock, is written with Stretch, so
+// that it lasts as long in real time on every clock. Those today, and why:
+//
+//   - cluster.Create: the control plane's start (supervisor.Launch's
+//     wait), in `kubesim run`'s process.
+//   - scale's waitReady: new nodes' registration by kubelet-sim, for a
+//     scenario's node group scale.
+//   - components' waitForGrants: the scheduler's poll, and each request,
+//     while the API server writes the RBAC policy it starts under.
+//   - components' waitForFile: the controller-manager's wait, and poll,
+//     for the API server's set-up.
+//   - the ReadHeaderTimeout of the servers in components (usage's
+//     kubelet endpoint, the DPDB webhook, explain's recorder): a client's
+//     headers arrive in real time.
+//
+// The supervisor keeps real time (its waits are for real work); it turns
+// the cluster's durations into its own with RealTime.
 package clusterclock
 
 import (

@@ -124,7 +124,7 @@ func decode(data []byte, set map[string]string, used map[string]bool) (*v1alpha1
 	if steps == nil || steps.Kind != yaml.SequenceNode || len(steps.Content) == 0 {
 		return nil, nil, lineError(orNode(steps, root), "steps: required, a list of steps (apply, drain, assert, …)")
 	}
-	if err := expandSteps(steps); err != nil {
+	if err := expandForeach(steps); err != nil {
 		return nil, nil, err
 	}
 	if err := leftovers(root, params); err != nil {
@@ -141,9 +141,7 @@ func decode(data []byte, set map[string]string, used map[string]bool) (*v1alpha1
 	if err := decodeNode(root, s, ""); err != nil {
 		return nil, nil, err
 	}
-	if err := attachLines(s.Steps, steps, "steps"); err != nil {
-		return nil, nil, err
-	}
+	attachLines(s.Steps, steps.Content)
 	return s, root, nil
 }
 
@@ -208,59 +206,6 @@ func substitute(n *yaml.Node, vars map[string]string) {
 	for _, c := range n.Content {
 		substitute(c, vars)
 	}
-}
-
-// expandSteps replaces, in a list of steps, each foreach's steps by one
-// copy per value with ${var} substituted, innermost last.
-func expandSteps(steps *yaml.Node) error {
-	for _, step := range steps.Content {
-		fe := child(step, "foreach")
-		if fe == nil {
-			continue
-		}
-		if fe.Kind != yaml.MappingNode {
-			return lineError(fe, "foreach: want {var: NAME, values: [...], steps: [...]}")
-		}
-		name := "item"
-		if v := child(fe, "var"); v != nil {
-			name = v.Value
-		}
-		values, body := child(fe, "values"), child(fe, "steps")
-		if values == nil || values.Kind != yaml.SequenceNode || len(values.Content) == 0 {
-			return lineError(orNode(values, fe), "foreach.values: required, a list such as [3, 4, 5]")
-		}
-		if body == nil || body.Kind != yaml.SequenceNode || len(body.Content) == 0 {
-			return lineError(orNode(body, fe), "foreach.steps: required, the steps to repeat")
-		}
-		expanded := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: body.Line, Column: body.Column}
-		for _, v := range values.Content {
-			if v.Kind != yaml.ScalarNode {
-				return lineError(v, "foreach.values: each value must be a scalar, such as 3 or zone-a")
-			}
-			v.Tag = "!!str"
-			c := clone(body)
-			substitute(c, map[string]string{name: v.Value})
-			if err := expandSteps(c); err != nil {
-				return err
-			}
-			expanded.Content = append(expanded.Content, c.Content...)
-		}
-		for i := 0; i+1 < len(fe.Content); i += 2 {
-			if fe.Content[i].Value == "steps" {
-				fe.Content[i+1] = expanded
-			}
-		}
-	}
-	return nil
-}
-
-func clone(n *yaml.Node) *yaml.Node {
-	c := *n
-	c.Content = make([]*yaml.Node, len(n.Content))
-	for i, k := range n.Content {
-		c.Content[i] = clone(k)
-	}
-	return &c
 }
 
 // leftovers reports a ${name} nothing defined; ${index} in node labels
@@ -349,22 +294,21 @@ func find(n *yaml.Node, path string) *yaml.Node {
 	return n
 }
 
-// attachLines sets each step's line, and a foreach's iterations.
-func attachLines(steps []v1alpha1.Step, nodes *yaml.Node, path string) error {
+// attachLines sets each step's line, and those of the steps it runs: a
+// kind with children has them, expanded, under its field's steps:.
+func attachLines(steps []v1alpha1.Step, nodes []*yaml.Node) {
 	for i := range steps {
-		s, n := &steps[i], nodes.Content[i]
+		s, n := &steps[i], nodes[i]
 		s.Line = n.Line
-		if s.Foreach == nil {
-			continue
-		}
-		body := child(child(n, "foreach"), "steps")
-		if err := attachLines(s.Foreach.Steps, body, fmt.Sprintf("%s[%d].foreach.steps", path, i)); err != nil {
-			return err
-		}
-		per := len(s.Foreach.Steps) / len(s.Foreach.Values)
-		for j := range s.Foreach.Values {
-			s.Iterations = append(s.Iterations, s.Foreach.Steps[j*per:(j+1)*per])
+		for _, k := range stepKinds.setOn(s) {
+			if k.children == nil {
+				continue
+			}
+			body := child(child(n, k.name), "steps").Content
+			for _, g := range k.children(s) {
+				attachLines(g.steps, body[:len(g.steps)])
+				body = body[len(g.steps):]
+			}
 		}
 	}
-	return nil
 }

@@ -39,7 +39,7 @@ steps:
 	if s.Name != "s" || s.Steps[0].Scale.Replicas != 7 {
 		t.Errorf("name %q, replicas %d; want s and 7 (--set)", s.Name, s.Steps[0].Scale.Replicas)
 	}
-	it := s.Steps[1].Iterations
+	it := iterationSteps(&s.Steps[1])
 	if len(it) != 2 || len(it[1]) != 2 || it[1][0].Scale.Replicas != 5 || *it[1][1].Assert[0].Pods.Count.Count != 5 {
 		t.Fatalf("iterations: %+v", it)
 	}
@@ -116,7 +116,7 @@ func TestLoadDPDBRingExample(t *testing.T) {
 	}
 	waits := 0
 	for _, st := range s.Steps {
-		for _, it := range st.Iterations {
+		for _, it := range iterationSteps(&st) {
 			for _, x := range it {
 				if x.Wait != nil && x.Wait.DPDB != nil {
 					waits++
@@ -136,7 +136,7 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	it := f.Scenario.Steps[0].Iterations
+	it := iterationSteps(&f.Scenario.Steps[0])
 	if it[1][0].Cluster != "b" || it[1][1].Cluster != "a" {
 		t.Errorf("clusters of a foreach's steps: %q, %q; want b (the foreach's) and a (its own)", it[1][0].Cluster, it[1][1].Cluster)
 	}

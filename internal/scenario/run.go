@@ -227,22 +227,14 @@ func (r *runner) steps(ctx context.Context, steps []v1alpha1.Step, suffix string
 		if ctx.Err() != nil {
 			return false
 		}
-		if s.Foreach != nil {
-			v := s.Foreach.Var
-			if v == "" {
-				v = "item"
-			}
-			for j, iteration := range s.Iterations {
-				if !r.steps(ctx, iteration, fmt.Sprintf("%s [%s=%s]", suffix, v, s.Foreach.Values[j])) {
-					passed = false
-					if !s.ContinueOnError {
-						return false
-					}
-				}
-			}
-			continue
+		k := stepKinds.setOn(s)[0] // validated: exactly one
+		var ok bool
+		if k.children != nil {
+			ok = r.groups(ctx, s, k.children(s), suffix)
+		} else {
+			ok = r.step(ctx, s, k, suffix)
 		}
-		if !r.step(ctx, s, suffix) {
+		if !ok {
 			passed = false
 			if !s.ContinueOnError {
 				return false
@@ -252,9 +244,24 @@ func (r *runner) steps(ctx context.Context, steps []v1alpha1.Step, suffix string
 	return passed
 }
 
-// step runs one step and records what came of it.
-func (r *runner) step(ctx context.Context, s *v1alpha1.Step, suffix string) bool {
-	k := stepKinds.setOn(s)[0] // validated: exactly one
+// groups runs the steps s runs in its place, group after group; it
+// reports whether all passed. A failed group stops them unless s
+// continues on error.
+func (r *runner) groups(ctx context.Context, s *v1alpha1.Step, groups []stepGroup, suffix string) bool {
+	passed := true
+	for _, g := range groups {
+		if !r.steps(ctx, g.steps, suffix+g.suffix) {
+			passed = false
+			if !s.ContinueOnError {
+				return false
+			}
+		}
+	}
+	return passed
+}
+
+// step runs one step of kind k and records what came of it.
+func (r *runner) step(ctx context.Context, s *v1alpha1.Step, k *stepKind, suffix string) bool {
 	name := s.Name
 	if name == "" {
 		name = k.name

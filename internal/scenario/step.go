@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
@@ -32,6 +33,42 @@ type stepKind struct {
 	// timeout, if set, is the kind's own default timeout for a step that
 	// gives none; else it is defaultStepTimeout.
 	timeout func(*v1alpha1.Step) time.Duration
+	// children, for a kind that runs steps of its own (scope onItsSteps),
+	// are those steps in groups run in turn (a foreach's iterations). The
+	// runner and every check across steps walk them as they walk steps.
+	children func(*v1alpha1.Step) []stepGroup
+}
+
+// stepGroup is steps a step runs, as one: the first that fails and does
+// not continue on error ends the group. suffix is added to their names
+// in reports (" [zone=a]").
+type stepGroup struct {
+	suffix string
+	steps  []v1alpha1.Step
+}
+
+// eachStep calls visit on each step and, after it, on the steps it runs,
+// with its path in the file (steps[2].foreach.steps[0]); it stops at the
+// first error.
+func eachStep(steps []v1alpha1.Step, path string, visit func(s *v1alpha1.Step, at string) error) error {
+	for i := range steps {
+		s := &steps[i]
+		at := fmt.Sprintf("%s[%d]", path, i)
+		if err := visit(s, at); err != nil {
+			return err
+		}
+		for _, k := range stepKinds.setOn(s) {
+			if k.children == nil {
+				continue
+			}
+			for _, g := range k.children(s) {
+				if err := eachStep(g.steps, at+"."+k.name+".steps", visit); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 func (k *stepKind) fieldName() string { return k.name }

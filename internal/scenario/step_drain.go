@@ -59,22 +59,16 @@ func validateDrain(d *v1alpha1.DrainStep) error {
 // its cluster, when the scenario makes that cluster (a cluster used as it
 // is has its groups checked when the drain runs).
 func checkSurgeGroups(steps []v1alpha1.Step, path string, clusters map[string]*v1alpha1.ScenarioCluster) error {
-	for i := range steps {
-		s := &steps[i]
-		at := fmt.Sprintf("%s[%d]", path, i)
-		if s.Drain != nil && s.Drain.Surge != nil {
-			c := clusters[s.Cluster]
-			if c != nil && c.Existing == "" && !slices.ContainsFunc(c.NodeGroups, func(g v1alpha1.NodeGroup) bool { return g.Name == s.Drain.Surge.NodeGroup }) {
-				return errAt(s.Line, "%s.drain.surge.nodeGroup: no node group %q in the cluster; declare it under nodeGroups (count: 0 will do)", at, s.Drain.Surge.NodeGroup)
-			}
+	return eachStep(steps, path, func(s *v1alpha1.Step, at string) error {
+		if s.Drain == nil || s.Drain.Surge == nil {
+			return nil
 		}
-		for _, it := range s.Iterations {
-			if err := checkSurgeGroups(it, at+".foreach.steps", clusters); err != nil {
-				return err
-			}
+		c := clusters[s.Cluster]
+		if c != nil && c.Existing == "" && !slices.ContainsFunc(c.NodeGroups, func(g v1alpha1.NodeGroup) bool { return g.Name == s.Drain.Surge.NodeGroup }) {
+			return errAt(s.Line, "%s.drain.surge.nodeGroup: no node group %q in the cluster; declare it under nodeGroups (count: 0 will do)", at, s.Drain.Surge.NodeGroup)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func named(n v1alpha1.NodeRef) bool { return len(n.Names) > 0 || n.Selector != "" }

@@ -3,12 +3,15 @@ package scenario
 import (
 	"fmt"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 )
 
-// A foreach is expanded when the file is read (parse.go): its Iterations
-// are its steps once per value, which the runner runs in turn. It acts on
-// no cluster itself; its cluster, name and timeout are its steps' defaults.
+// A foreach is expanded when the file is read (expandForeach): its Steps
+// are its steps once per value, which it hands the runner as one group
+// per value (children). It acts on no cluster itself; its cluster, name
+// and timeout are its steps' defaults.
 func init() {
 	stepKinds.register(&stepKind{
 		name:  "foreach",
@@ -34,5 +37,82 @@ func init() {
 			}
 			return nil
 		},
+		children: iterations,
 	})
+}
+
+// defaultForeachVar is the variable of a foreach that names none.
+const defaultForeachVar = "item"
+
+// iterations are a foreach's expanded steps, one group per value, each
+// named after its value as reports show it: "scale [zone=a]".
+func iterations(s *v1alpha1.Step) []stepGroup {
+	f := s.Foreach
+	if len(f.Values) == 0 {
+		return nil // refused by validate
+	}
+	v := f.Var
+	if v == "" {
+		v = defaultForeachVar
+	}
+	per := len(f.Steps) / len(f.Values)
+	groups := make([]stepGroup, len(f.Values))
+	for j, value := range f.Values {
+		groups[j] = stepGroup{suffix: fmt.Sprintf(" [%s=%s]", v, value), steps: f.Steps[j*per : (j+1)*per]}
+	}
+	return groups
+}
+
+// expandForeach replaces, in a list of steps, each foreach's steps by one
+// copy per value with ${var} substituted, innermost last. It works on
+// the YAML, before decoding, so that ${var} may stand in any field.
+func expandForeach(steps *yaml.Node) error {
+	for _, step := range steps.Content {
+		fe := child(step, "foreach")
+		if fe == nil {
+			continue
+		}
+		if fe.Kind != yaml.MappingNode {
+			return lineError(fe, "foreach: want {var: NAME, values: [...], steps: [...]}")
+		}
+		name := defaultForeachVar
+		if v := child(fe, "var"); v != nil {
+			name = v.Value
+		}
+		values, body := child(fe, "values"), child(fe, "steps")
+		if values == nil || values.Kind != yaml.SequenceNode || len(values.Content) == 0 {
+			return lineError(orNode(values, fe), "foreach.values: required, a list such as [3, 4, 5]")
+		}
+		if body == nil || body.Kind != yaml.SequenceNode || len(body.Content) == 0 {
+			return lineError(orNode(body, fe), "foreach.steps: required, the steps to repeat")
+		}
+		expanded := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: body.Line, Column: body.Column}
+		for _, v := range values.Content {
+			if v.Kind != yaml.ScalarNode {
+				return lineError(v, "foreach.values: each value must be a scalar, such as 3 or zone-a")
+			}
+			v.Tag = "!!str"
+			c := clone(body)
+			substitute(c, map[string]string{name: v.Value})
+			if err := expandForeach(c); err != nil {
+				return err
+			}
+			expanded.Content = append(expanded.Content, c.Content...)
+		}
+		for i := 0; i+1 < len(fe.Content); i += 2 {
+			if fe.Content[i].Value == "steps" {
+				fe.Content[i+1] = expanded
+			}
+		}
+	}
+	return nil
+}
+
+func clone(n *yaml.Node) *yaml.Node {
+	c := *n
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, k := range n.Content {
+		c.Content[i] = clone(k)
+	}
+	return &c
 }

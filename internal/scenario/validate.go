@@ -112,10 +112,9 @@ type clusterNames map[string]bool
 
 func (c clusterNames) sorted() []string { return sortedKeys(c) }
 
+// validateSteps checks each step and those it runs.
 func validateSteps(steps []v1alpha1.Step, path string, clusters clusterNames) error {
-	for i := range steps {
-		s := &steps[i]
-		at := fmt.Sprintf("%s[%d]", path, i)
+	return eachStep(steps, path, func(s *v1alpha1.Step, at string) error {
 		k, err := stepKinds.one(s)
 		if err != nil {
 			return errAt(s.Line, "%s: %s", at, err)
@@ -131,13 +130,8 @@ func validateSteps(steps []v1alpha1.Step, path string, clusters clusterNames) er
 				return errAt(s.Line, "%s.%s", at, fieldMessage(k.name, err))
 			}
 		}
-		if s.Foreach != nil {
-			if err := validateSteps(s.Foreach.Steps, at+".foreach.steps", clusters); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // validateStepCluster checks a step's cluster: as its kind's scope wants it.

@@ -80,7 +80,7 @@ steps:
 	if a, b := s.Clusters[0].From, s.Clusters[1].From; a != filepath.Join(dir, "prod.yaml") || b != "/abs/prod.yaml" {
 		t.Errorf("from: %s and %s, want relative to the file, absolute as given", a, b)
 	}
-	it := s.Steps[2].Iterations[0]
+	it := iterationSteps(&s.Steps[2])[0]
 	if it[0].Cluster != "a" || it[1].Cluster != "" || it[2].Cluster != "b" || it[0].Name != "round" {
 		t.Errorf("a foreach's steps: %+v", it)
 	}

@@ -1,13 +1,8 @@
 package supervisor
 
 import (
-	"strconv"
-
-	"github.com/kubesim/kubesim/internal/clusterclock"
-
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/component"
-	"github.com/kubesim/kubesim/internal/membudget"
 )
 
 // memoryShare is a component's part of the cluster's memoryLimit, in
@@ -29,22 +24,4 @@ func memoryShare(comp component.Component, all []component.Component, c *v1alpha
 		return 0
 	}
 	return c.MemoryLimit.Value() / total * comp.MemoryWeight
-}
-
-// componentEnv is a component's environment: kubesim's own (processEnv),
-// its GOGC, its memory share, and the cluster's clock (the supervisor
-// itself keeps real time: its waits are for real work).
-func componentEnv(comp component.Component, all []component.Component, c *v1alpha1.Cluster) []string {
-	gogc := gcPercent
-	if comp.GCPercent != "" {
-		gogc = comp.GCPercent
-	}
-	env := processEnv(gogc)
-	if share := memoryShare(comp, all, c); share > 0 {
-		env = append(env, membudget.EnvVar+"="+strconv.FormatInt(share, 10))
-	}
-	if c.Status != nil {
-		env = append(env, clusterclock.Env(c.Status.Clock)...)
-	}
-	return env
 }

@@ -2,10 +2,15 @@ package supervisor
 
 import (
 	"os"
+	"strconv"
 
 	"gopkg.in/natefinch/lumberjack.v2"
 
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/clusterclock"
 	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/component"
+	"github.com/kubesim/kubesim/internal/membudget"
 	"github.com/kubesim/kubesim/internal/startprofile"
 )
 
@@ -20,6 +25,24 @@ func processEnv(gogc string) []string {
 		if v, ok := os.LookupEnv(name); ok {
 			env = append(env, name+"="+v)
 		}
+	}
+	return env
+}
+
+// componentEnv is a component's environment: kubesim's own (processEnv),
+// its GOGC, its memory share, and the cluster's clock (the supervisor
+// itself keeps real time: its waits are for real work).
+func componentEnv(comp component.Component, all []component.Component, c *v1alpha1.Cluster) []string {
+	gogc := gcPercent
+	if comp.GCPercent != "" {
+		gogc = comp.GCPercent
+	}
+	env := processEnv(gogc)
+	if share := memoryShare(comp, all, c); share > 0 {
+		env = append(env, membudget.EnvVar+"="+strconv.FormatInt(share, 10))
+	}
+	if c.Status != nil {
+		env = append(env, clusterclock.Env(c.Status.Clock)...)
 	}
 	return env
 }

@@ -117,8 +117,6 @@ type Step struct {
 
 	// Line is where the step starts in its file, for messages.
 	Line int `json:"-"`
-	// Iterations are Foreach's steps once per value, filled by the parser.
-	Iterations [][]Step `json:"-"`
 }
 
 // ApplyStep names manifests: files (relative to the scenario file, each
@@ -329,7 +327,9 @@ type WaitStep struct {
 	Assertion `json:",inline"`
 }
 
-// ForeachStep runs its steps once per value, with ${Var} the value.
+// ForeachStep runs its steps once per value, with ${Var} the value. Read
+// from a file, Steps holds them once per value, in turn, each with its
+// value in place.
 //
 // +kubebuilder:object:generate=false
 type ForeachStep struct {
