@@ -55,10 +55,12 @@ func runComponent(args []string) int {
 }
 
 func componentOptions(d clusterdir.Dir, c *kubesimv1alpha1.Cluster) *Options {
-	// Two renewals per grace period (a kubelet does four: 10s of 40s).
-	// Lease renewals are most of a big idle cluster's writes — at 10,000
-	// nodes four per period kept the API server near two cores — and one
-	// late renewal still leaves half the grace period to spare.
+	// Node Leases last the node-monitor grace period and are renewed
+	// twice in it (a kubelet renews every 10s: five times in upstream's
+	// 50s grace period, its Leases lasting 40s). Lease renewals are most
+	// of a big idle cluster's writes — at 10,000 nodes four per period
+	// kept the API server near two cores — and one late renewal still
+	// leaves half the grace period to spare.
 	grace := c.NodeLifecycle.NodeMonitorGracePeriod.Duration
 	o := DefaultOptions()
 	o.Kubeconfig = d.ComponentKubeconfig(identity.File)
@@ -73,7 +75,11 @@ func componentOptions(d clusterdir.Dir, c *kubesimv1alpha1.Cluster) *Options {
 	}
 	o.NodeIPRange = c.Networking.NodeSubnet
 	o.StageSet = c.Stages
-	// The egress proxy refuses this port: simulated kubelets serve nothing.
+	// Nodes advertise a real kubelet's port. The API server reaches it
+	// through its egress proxy, which connects it to the cluster's
+	// kubelet socket: usage-metrics serves KWOK's Metric paths there and
+	// refuses the rest (logs, exec, …); without usage-metrics the proxy
+	// refuses the connection (controlplane/egress.go).
 	o.KubeletPort = DefaultKubeletPort
 	return &o
 }

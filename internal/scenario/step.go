@@ -74,7 +74,7 @@ func eachStep(steps []v1alpha1.Step, path string, visit func(s *v1alpha1.Step, a
 func (k *stepKind) fieldName() string { return k.name }
 
 // defaultStepTimeout bounds a step that gives no timeout, unless its kind
-// has a default of its own (README, Scenarios, states each).
+// has a default of its own (docs/scenarios.md, Timeouts, states each).
 const defaultStepTimeout = time.Minute
 
 // timeoutOf is how long a step may run: its timeout, else its kind's

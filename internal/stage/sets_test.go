@@ -93,7 +93,7 @@ status: {phase: Running}
 	}
 }
 
-// The README lists chaos.kubesim.io/restart-delay beside the chaos
+// docs/node-failures.md lists chaos.kubesim.io/restart-delay beside the chaos
 // labels: as a label it works too.
 func TestCrashLoopRestartDelayFromLabel(t *testing.T) {
 	l := builtinLifecycle(t, "Pod")

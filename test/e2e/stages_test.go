@@ -699,11 +699,11 @@ spec:
 		return nil
 	})
 
-	// README's steps example: a LoadBalancer gets its address (a patch
-	// step) and an EndpointSlice (an apply step of another kind).
-	e.apply(readmeBlock(t, "<!-- stage-example"))
+	// docs/stages.md's steps example: a LoadBalancer gets its address (a
+	// patch step) and an EndpointSlice (an apply step of another kind).
+	e.apply(docBlock(t, "../../docs/stages.md", "<!-- stage-example"))
 	e.kubectl("create", "service", "loadbalancer", "shop", "--tcp=8080:80")
-	eventually(t, 60*time.Second, "README's stage example", func() error {
+	eventually(t, 60*time.Second, "docs/stages.md's stage example", func() error {
 		svc, err := client.CoreV1().Services("default").Get(ctx, "shop", metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -825,20 +825,23 @@ spec:
 `, name, kind, more)
 }
 
-// readmeBlock is the fenced block that follows marker in README.md.
-func readmeBlock(t *testing.T, marker string) string {
+// docBlock is the fenced block that follows marker in the Markdown file
+// page (a path from this package's directory, such as
+// "../../docs/stages.md").
+func docBlock(t *testing.T, page, marker string) string {
 	t.Helper()
-	data, err := os.ReadFile("../../README.md")
+	data, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
 	}
+	name := strings.TrimPrefix(page, "../../")
 	_, after, ok := strings.Cut(string(data), marker)
 	if !ok {
-		t.Fatalf("README.md has no %s block", marker)
+		t.Fatalf("%s has no %s block", name, marker)
 	}
 	parts := strings.SplitN(after, "```", 3)
 	if len(parts) < 3 {
-		t.Fatalf("README.md's %s block is not fenced", marker)
+		t.Fatalf("%s's %s block is not fenced", name, marker)
 	}
 	_, body, _ := strings.Cut(parts[1], "\n") // drop the fence's language
 	return body
