@@ -26,9 +26,17 @@ type nodeFlags struct {
 }
 
 func (f *nodeFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.template, "node-template", "", "a v1 Node manifest the nodes are stamped from")
+	cmd.Flags().StringVar(&f.template, "node-template", "", nodeTemplateUsage)
+	f.addLabels(cmd)
+}
+
+// addLabels adds --node-label alone: create cluster's --node-template is
+// one of its specFlags.
+func (f *nodeFlags) addLabels(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.labels, "node-label", nil, "a label k=v for every node (repeatable)")
 }
+
+const nodeTemplateUsage = "a v1 Node manifest the nodes are stamped from"
 
 // options turns the flags into scale options (template read and checked),
 // with progress written to progress.

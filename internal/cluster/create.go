@@ -221,11 +221,10 @@ func writeClusterFiles(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 			return err
 		}
 	}
-	ports, err := controlplane.AssignPorts(c)
-	if err != nil {
+	c.Status.CreatedAt, c.Status.Ports = metav1.Now(), nil
+	if err := controlplane.AssignPorts(c); err != nil {
 		return err
 	}
-	c.Status.CreatedAt, c.Status.Ports = metav1.Now(), ports
 	if err := credentials.Write(d, c, controlplane.Components()); err != nil {
 		return fmt.Errorf("writing credentials: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubesim/kubesim/internal/credentials"
 	"github.com/kubesim/kubesim/internal/explain"
+	"github.com/kubesim/kubesim/internal/explain/recorder"
 )
 
 // Explainer returns a client of a running cluster's scheduler records and
@@ -17,7 +18,7 @@ func (p *Provider) Explainer(name string) (*explain.Client, kubernetes.Interface
 	if err != nil {
 		return nil, nil, err
 	}
-	if c.Status.Ports.SchedulerExplain == 0 {
+	if recorder.Port(c) == 0 {
 		return nil, nil, fmt.Errorf("cluster %q was started by a kubesim older than kubesim explain; restart it (kubesim stop cluster, kubesim start cluster) to explain its scheduling", name)
 	}
 	if pods := c.Scheduler.ExplainPods; pods != nil && *pods == 0 {
@@ -35,5 +36,5 @@ func (p *Provider) Explainer(name string) (*explain.Client, kubernetes.Interface
 	if err != nil {
 		return nil, nil, err
 	}
-	return explain.NewClient(c.Status.Ports.SchedulerExplain, tlsConfig), kube, nil
+	return explain.NewClient(recorder.Port(c), tlsConfig), kube, nil
 }

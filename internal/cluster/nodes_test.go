@@ -11,7 +11,7 @@ import (
 // Every group's template is read, and its errors named, before anything
 // is made; nodes: N is the unnamed group.
 func TestCreateOptions(t *testing.T) {
-	shorthand := &v1alpha1.Cluster{Nodes: 3}
+	shorthand := &v1alpha1.Cluster{ClusterSpec: v1alpha1.ClusterSpec{Nodes: 3}}
 	got, err := createOptions(shorthand, scale.Options{Wait: 5})
 	if err != nil || len(got) != 1 || got[0].Replicas != 3 || got[0].Group.Name != "" || got[0].Wait != 5 {
 		t.Errorf("nodes: 3 → %+v, %v; want the unnamed group of 3", got, err)
@@ -19,7 +19,7 @@ func TestCreateOptions(t *testing.T) {
 	if got, err := createOptions(&v1alpha1.Cluster{}, scale.Options{}); err != nil || len(got) != 0 {
 		t.Errorf("no nodes → %+v, %v; want none", got, err)
 	}
-	groups := &v1alpha1.Cluster{NodeGroups: []v1alpha1.NodeGroup{{Name: "a", Count: 1}, {Name: "b", Count: 2, Template: "/no/such/node.yaml"}}}
+	groups := &v1alpha1.Cluster{ClusterSpec: v1alpha1.ClusterSpec{NodeGroups: []v1alpha1.NodeGroup{{Name: "a", Count: 1}, {Name: "b", Count: 2, Template: "/no/such/node.yaml"}}}}
 	if _, err := createOptions(groups, scale.Options{}); err == nil || !strings.HasPrefix(err.Error(), "nodeGroups[1].template: open /no/such/node.yaml") {
 		t.Errorf("a missing template: %v, want nodeGroups[1].template: open …", err)
 	}

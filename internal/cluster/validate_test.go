@@ -27,7 +27,7 @@ func TestValidateExtraArgsNamesTheField(t *testing.T) {
 
 func TestCreateRefusesTooManyNodesBeforeBuildingAnything(t *testing.T) {
 	p, _ := writeKubeconfig(t, foreignKubeconfig, 0o600)
-	err := p.Create(context.Background(), &v1alpha1.Cluster{Name: "blue", Nodes: 1_000_001}, CreateOptions{})
+	err := p.Create(context.Background(), &v1alpha1.Cluster{Name: "blue", ClusterSpec: v1alpha1.ClusterSpec{Nodes: 1_000_001}}, CreateOptions{})
 	if err == nil || err.Error() != "nodes (--nodes): must be between 0 and 1000000, got 1000001" {
 		t.Fatalf("Create with 1000001 nodes = %v", err)
 	}

@@ -8,7 +8,10 @@ package component
 
 import (
 	"context"
+	"net"
 	"regexp"
+	"strconv"
+	"time"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
@@ -39,9 +42,16 @@ type Component struct {
 	// Prepare, if set, writes the files the component reads before each
 	// start.
 	Prepare func(d clusterdir.Dir, c *v1alpha1.Cluster) error
-	// Ports returns pointers to the config's ports this component binds,
-	// so the supervisor can move them if another process took one.
-	Ports func(c *v1alpha1.Cluster) []*int
+	// Ports names the loopback ports the component binds ("" for its
+	// main one): each cluster gets one of each (Cluster.Status.Ports,
+	// under the component's name), chosen at create or, for a cluster
+	// made before the component had it, at start; the supervisor moves one
+	// another process took.
+	Ports []string
+	// Routes are ports of the cluster's nodes or pods that the component
+	// serves on a unix socket: the API server's connections to them (its
+	// node proxy, a scrape) go there through the egress proxy.
+	Routes []Route
 	// PortsPrivate: no other component uses its ports, so none restarts
 	// when they move (the API server reaches etcd by its unix socket).
 	PortsPrivate bool
@@ -101,6 +111,15 @@ type Identity struct {
 	Groups []string
 }
 
+// Route sends the API server's connections to Port, on any node or pod
+// address, to the unix socket Socket; Down says who serves it, when the
+// socket is there and does not answer.
+type Route struct {
+	Port   int
+	Socket func(d clusterdir.Dir) string
+	Down   string
+}
+
 // ServingCert is pki/Name.{crt,key}: a certificate for 127.0.0.1 with
 // CommonName, and for DNSNames (the name of a Service the API server
 // verifies it by, for an aggregated API).
@@ -117,3 +136,20 @@ type Grant struct {
 	User      string
 	Namespace string
 }
+
+// Listening is a Ready that passes once the component's port of that name
+// ("" its main one) accepts connections on loopback.
+func Listening(component, port string) func(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	return func(ctx context.Context, _ clusterdir.Dir, c *v1alpha1.Cluster) error {
+		addr := net.JoinHostPort(loopback, strconv.Itoa(c.Status.Ports.Get(component, port)))
+		conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return err
+		}
+		return conn.Close()
+	}
+}
+
+// loopback is where every component listens (credentials.Loopback, which
+// imports this package).
+const loopback = "127.0.0.1"

@@ -15,9 +15,9 @@ import (
 )
 
 func testCluster() (clusterdir.Dir, *v1alpha1.Cluster) {
-	c := &v1alpha1.Cluster{Name: "blue", Descheduler: v1alpha1.Descheduler{Profiles: []string{"TopologyAndDuplicates"}}}
+	c := &v1alpha1.Cluster{Name: "blue", ClusterSpec: v1alpha1.ClusterSpec{Descheduler: v1alpha1.Descheduler{Profiles: []string{"TopologyAndDuplicates"}}}}
 	c.SetDefaults()
-	c.Status = &v1alpha1.ClusterStatus{Ports: v1alpha1.Ports{APIServer: 6443, Etcd: 2379, EtcdPeer: 2380}}
+	c.Status = &v1alpha1.ClusterStatus{Ports: v1alpha1.Ports{{Component: KubeAPIServer, Port: 6443}, {Component: Etcd, Port: 2379}, {Component: Etcd, Name: etcdPeerPort, Port: 2380}}}
 	return clusterdir.For("/home", c.Name), c
 }
 
@@ -68,7 +68,7 @@ func TestKubeletSimArgsParseBack(t *testing.T) {
 // descheduler's and the dpdb controller's too.
 func TestOwnComponentsArgsParseBack(t *testing.T) {
 	d, c := testCluster()
-	c.Status.Ports.DPDBWebhook = 9443
+	c.Status.Ports.Set(dpdb.ComponentName, "", 9443)
 	desch := descheduler.DefaultComponentOptions()
 	if err := component.ParseArgs("descheduler", &desch, CommandLine(find(t, descheduler.ComponentName), d, c)); err != nil ||
 		desch.Policy != d.DeschedulerPolicy() || desch.Interval != c.Descheduler.Interval.Duration {

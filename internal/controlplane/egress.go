@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/component"
 	"github.com/kubesim/kubesim/internal/kubeletsim"
 )
 
@@ -24,9 +25,10 @@ import (
 // pods do not exist, so they get a clear refusal at once instead of a DNS
 // error or a hang, and nothing simulated ever reaches off this machine:
 // only loopback addresses (a user's own webhook server, say) are connected
-// through. A node's kubelet port is connected to usage-metrics' kubelet
-// socket, which serves KWOK's Metric paths (the API server's node proxy)
-// and refuses the rest itself; without usage-metrics it is refused here.
+// through. A port a component declares a Route for (usage-metrics: a
+// node's kubelet port, for KWOK's Metric paths) is connected to that
+// component's socket; without the component a kubelet port is refused
+// here.
 
 const egressConfig = `apiVersion: apiserver.k8s.io/v1beta1
 kind: EgressSelectorConfiguration
@@ -59,8 +61,9 @@ func CheckSocketPath(d clusterdir.Dir) error {
 }
 
 // ServeEgress serves the proxy until ctx ends (the API server's Prepare
-// writes its configuration).
-func ServeEgress(ctx context.Context, d clusterdir.Dir, logf func(string, ...any)) error {
+// writes its configuration), with the routes of the components the
+// cluster runs.
+func ServeEgress(ctx context.Context, d clusterdir.Dir, routes []component.Route, logf func(string, ...any)) error {
 	sock := egressSocket(d)
 	_ = os.Remove(sock) // left by a supervisor that was killed
 	l, err := net.Listen("unix", sock)
@@ -77,15 +80,15 @@ func ServeEgress(ctx context.Context, d clusterdir.Dir, logf func(string, ...any
 			if err != nil {
 				return
 			}
-			go handleConnect(conn, d.KubeletSocket(), logf)
+			go handleConnect(conn, d, routes, logf)
 		}
 	}()
 	return nil
 }
 
-// handleConnect answers one CONNECT: to a node's kubelet port by the
-// kubelet socket, to loopback by TCP, to the rest with a refusal.
-func handleConnect(conn net.Conn, kubeletSocket string, logf func(string, ...any)) {
+// handleConnect answers one CONNECT: to a routed port by its socket, to
+// loopback by TCP, to the rest with a refusal.
+func handleConnect(conn net.Conn, d clusterdir.Dir, routes []component.Route, logf func(string, ...any)) {
 	defer conn.Close()
 	br := bufio.NewReader(conn)
 	req, err := http.ReadRequest(br)
@@ -99,14 +102,19 @@ func handleConnect(conn net.Conn, kubeletSocket string, logf func(string, ...any
 		return
 	}
 	var target net.Conn
-	if port == strconv.Itoa(kubeletsim.DefaultKubeletPort) {
-		target, err = net.DialTimeout("unix", kubeletSocket, time.Second)
-		// No socket: usage-metrics is off, and the port serves nothing.
-		// A socket that does not answer: it is restarting or stuck.
+	for _, r := range routes {
+		if port != strconv.Itoa(r.Port) {
+			continue
+		}
+		target, err = net.DialTimeout("unix", r.Socket(d), time.Second)
+		// No socket: its component is not serving (yet), and the port is
+		// refused below. A socket that does not answer: it is restarting
+		// or stuck.
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			fmt.Fprintf(conn, "HTTP/1.1 502 kubesim: usage-metrics, which serves the simulated kubelet port, is not answering (%v): see kubesim logs usage-metrics\r\n\r\n", err)
+			fmt.Fprintf(conn, "HTTP/1.1 502 kubesim: %s (%v)\r\n\r\n", r.Down, err)
 			return
 		}
+		break
 	}
 	if target == nil {
 		if why := refusal(host, port); why != "" {

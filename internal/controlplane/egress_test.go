@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/usage"
 )
 
 // Simulated kubelets, nodes and pods are refused, and so is every address
@@ -56,7 +57,7 @@ func TestEgressKubeletPort(t *testing.T) {
 		t.Helper()
 		client, server := net.Pipe()
 		defer client.Close()
-		go handleConnect(server, d.KubeletSocket(), t.Logf)
+		go handleConnect(server, d, usage.Component().Routes, t.Logf)
 		fmt.Fprint(client, "CONNECT 10.64.0.1:10250 HTTP/1.1\r\nHost: 10.64.0.1:10250\r\n\r\n")
 		status, err := bufio.NewReader(client).ReadString('\n')
 		if err != nil {

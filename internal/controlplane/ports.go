@@ -45,20 +45,36 @@ func FreePorts(n int, avoid []int) ([]int, error) {
 	return ports, nil
 }
 
-// AssignPorts chooses the loopback ports of a new cluster: the API server's
-// as the user asked (0: any free one), and free ones for the rest.
-func AssignPorts(c *v1alpha1.Cluster) (v1alpha1.Ports, error) {
-	ports, err := FreePorts(6, []int{c.Networking.APIServerPort})
-	if err != nil {
-		return v1alpha1.Ports{}, err
+// AssignPorts gives the cluster a loopback port for each port a component
+// of the table declares and the cluster lacks: all of them at create, and
+// at start those of components a cluster made by an older kubesim did not
+// have. The API server's is the one the user asked for
+// (networking.apiServerPort), else a free one, as the rest.
+func AssignPorts(c *v1alpha1.Cluster) error {
+	for _, comp := range Components() {
+		for _, name := range comp.Ports {
+			if c.Status.Ports.Get(comp.Name, name) != 0 {
+				continue
+			}
+			port := 0
+			if comp.Name == KubeAPIServer && name == "" {
+				port = c.Networking.APIServerPort
+			}
+			if port == 0 {
+				free, err := FreePorts(1, append(UsedPorts(c), c.Networking.APIServerPort))
+				if err != nil {
+					return err
+				}
+				port = free[0]
+			}
+			c.Status.Ports.Set(comp.Name, name, port)
+		}
 	}
-	if c.Networking.APIServerPort != 0 {
-		ports[0] = c.Networking.APIServerPort
-	}
-	return v1alpha1.Ports{APIServer: ports[0], Etcd: ports[1], EtcdPeer: ports[2], DPDBWebhook: ports[3], SchedulerExplain: ports[4], UsageMetrics: ports[5]}, nil
+	return nil
 }
 
-func UsedPorts(c *v1alpha1.Cluster) []int {
-	p := c.Status.Ports
-	return []int{p.APIServer, p.Etcd, p.EtcdPeer, p.DPDBWebhook, p.SchedulerExplain, p.UsageMetrics}
-}
+// UsedPorts are the cluster's ports.
+func UsedPorts(c *v1alpha1.Cluster) []int { return c.Status.Ports.Numbers() }
+
+// etcdPeerPort is etcd's second port (its first serves clients).
+const etcdPeerPort = "peer"

@@ -3,6 +3,7 @@ package controlplane
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/credentials"
 	"github.com/kubesim/kubesim/internal/dpdb"
+	"github.com/kubesim/kubesim/internal/explain/recorder"
 	"github.com/kubesim/kubesim/internal/version"
 )
 
@@ -57,11 +59,14 @@ func TestPrepareWritesTheFilesComponentsRead(t *testing.T) {
 // A cluster made before formats were kept — without etcd's own CA, the
 // dpdb controller's identity and certificate, the explain endpoint's
 // certificate and their ports, its policies only in its files — is brought
-// up to date once, at its start.
+// up to date at its start: its format once, what its components declare
+// by GiveDeclared, as at every start.
 func TestUpgradeBringsAnUnversionedClusterUpToDate(t *testing.T) {
 	d, c := newCluster(t)
 	c.Status.FormatVersion = 0
-	c.Status.Ports.DPDBWebhook, c.Status.Ports.SchedulerExplain = 0, 0
+	c.Status.Ports = slices.DeleteFunc(c.Status.Ports, func(p v1alpha1.Port) bool {
+		return p.Component == dpdb.ComponentName || p.Name == recorder.PortName
+	})
 	c.Status.AuditPolicy, c.Status.DeschedulerPolicy = "", ""
 	for _, f := range []string{"etcd-ca.crt", dpdb.ComponentName + ".crt", "dpdb-webhook.crt", "scheduler-explain.crt"} {
 		if err := os.Remove(credentials.Path(d, f)); err != nil {
@@ -76,8 +81,11 @@ func TestUpgradeBringsAnUnversionedClusterUpToDate(t *testing.T) {
 	if err != nil || !changed {
 		t.Fatalf("Upgrade: changed %v, %v", changed, err)
 	}
-	if c.Status.FormatVersion != FormatVersion || c.Status.Ports.DPDBWebhook == 0 || c.Status.Ports.SchedulerExplain == 0 ||
-		c.Status.Ports.DPDBWebhook == c.Status.Ports.SchedulerExplain {
+	if given, err := GiveDeclared(d, c); err != nil || !given {
+		t.Fatalf("GiveDeclared: changed %v, %v", given, err)
+	}
+	webhook, explain := c.Status.Ports.Get(dpdb.ComponentName, ""), recorder.Port(c)
+	if c.Status.FormatVersion != FormatVersion || webhook == 0 || explain == 0 || webhook == explain {
 		t.Errorf("status after the upgrade: %+v", c.Status)
 	}
 	if c.Status.AuditPolicy != "custom" || c.Status.DeschedulerPolicy != "" {

@@ -17,7 +17,7 @@ import (
 
 // EtcdURL is where the cluster's etcd serves clients.
 func EtcdURL(c *v1alpha1.Cluster) string {
-	return fmt.Sprintf("https://%s:%d", credentials.Loopback, c.Status.Ports.Etcd)
+	return fmt.Sprintf("https://%s:%d", credentials.Loopback, c.Status.Ports.Get(Etcd, ""))
 }
 
 // EtcdSocket is the unix socket etcd serves the API server on, in the
@@ -26,7 +26,7 @@ func EtcdSocket(d clusterdir.Dir) string { return filepath.Join(d.Path, "etcd.so
 
 // EtcdPeerURL is etcd's (only) peer address.
 func EtcdPeerURL(c *v1alpha1.Cluster) string {
-	return fmt.Sprintf("https://%s:%d", credentials.Loopback, c.Status.Ports.EtcdPeer)
+	return fmt.Sprintf("https://%s:%d", credentials.Loopback, c.Status.Ports.Get(Etcd, etcdPeerPort))
 }
 
 // EtcdClientTLS is the client identity the API server (and snapshots) use.

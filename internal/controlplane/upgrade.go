@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
@@ -15,13 +16,15 @@ import (
 // to it at start, once, by the upgrades below, so nothing else needs to
 // know what older kubesims left out. Bump it with a new upgrade whenever
 // create starts writing something a start needs.
-const FormatVersion = 3
+const FormatVersion = 4
 
-// upgrades[v] brings a cluster of format v to v+1.
+// upgrades[v] brings a cluster of format v to v+1. What a component
+// declares (ports, certificates) needs none: GiveDeclared gives it.
 var upgrades = []func(d clusterdir.Dir, c *v1alpha1.Cluster) error{
 	upgradeFromUnversioned,
-	issueWebhookClient,
-	addUsageMetrics,
+	nothingMore,
+	nothingMore,
+	nothingMore,
 }
 
 // Upgrade brings a cluster made by an older kubesim to FormatVersion,
@@ -42,31 +45,11 @@ func Upgrade(d clusterdir.Dir, c *v1alpha1.Cluster) (changed bool, err error) {
 	return changed, nil
 }
 
-// upgradeFromUnversioned gives a cluster made before formats were kept
-// what every kubesim since has made at create: etcd's own CA, the dpdb
-// controller's identity and webhook certificate, the explain endpoint's
-// certificate, the ports of both, and its policies kept in its status.
+// upgradeFromUnversioned keeps, in the status of a cluster made before
+// formats were kept, the policies its create wrote as files. (Its
+// missing certificates and ports are given by GiveDeclared, as every
+// start gives them.)
 func upgradeFromUnversioned(d clusterdir.Dir, c *v1alpha1.Cluster) error {
-	p := &c.Status.Ports
-	if p.DPDBWebhook == 0 || p.SchedulerExplain == 0 {
-		free, err := FreePorts(2, UsedPorts(c))
-		if err != nil {
-			return err
-		}
-		if p.DPDBWebhook == 0 {
-			p.DPDBWebhook = free[0]
-		}
-		if p.SchedulerExplain == 0 {
-			p.SchedulerExplain = free[1]
-		}
-	}
-	if err := credentials.IssueMissing(d, Components()); err != nil {
-		return err
-	}
-	if err := credentials.WriteKubeconfigs(d, c, Identities()); err != nil {
-		return err
-	}
-	// The policies' files, as that cluster's create wrote them.
 	return errors.Join(
 		keepFile(&c.Status.AuditPolicy, d.AuditPolicy()),
 		keepFile(&c.Status.DeschedulerPolicy, d.DeschedulerPolicy()))
@@ -86,24 +69,27 @@ func keepFile(field *string, path string) error {
 	return err
 }
 
-// issueWebhookClient gives a cluster of format 1 the API server's client
-// certificate for webhooks, which the dpdb webhook now requires.
-func issueWebhookClient(d clusterdir.Dir, _ *v1alpha1.Cluster) error {
-	return credentials.IssueMissing(d, Components())
-}
+// nothingMore is the upgrade of a format whose additions GiveDeclared
+// makes: format 2 (the API server's webhook client certificate), format
+// 3 (usage-metrics' port, identity and certificate), format 4 (ports as
+// a list, which the status reads in either form).
+func nothingMore(clusterdir.Dir, *v1alpha1.Cluster) error { return nil }
 
-// addUsageMetrics gives a cluster made before usage-metrics its port, its
-// identity and its serving certificate.
-func addUsageMetrics(d clusterdir.Dir, c *v1alpha1.Cluster) error {
-	if c.Status.Ports.UsageMetrics == 0 {
-		free, err := FreePorts(1, UsedPorts(c))
-		if err != nil {
-			return err
-		}
-		c.Status.Ports.UsageMetrics = free[0]
+// GiveDeclared gives a cluster what the component table declares and it
+// lacks — a port, a certificate, an identity's kubeconfig — as a cluster
+// made by an older kubesim may; it reports whether it changed c. It runs
+// at every start: a new component needs nothing more to reach old
+// clusters.
+func GiveDeclared(d clusterdir.Dir, c *v1alpha1.Cluster) (changed bool, err error) {
+	before := slices.Clone(c.Status.Ports)
+	if err := AssignPorts(c); err != nil {
+		return false, err
 	}
 	if err := credentials.IssueMissing(d, Components()); err != nil {
-		return err
+		return false, err
 	}
-	return credentials.WriteKubeconfigs(d, c, Identities())
+	if err := credentials.WriteMissingKubeconfigs(d, c, Identities()); err != nil {
+		return false, err
+	}
+	return !slices.Equal(before, c.Status.Ports), nil
 }

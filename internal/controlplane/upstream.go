@@ -21,7 +21,7 @@ import (
 func upstreamComponents() []component.Component {
 	return []component.Component{
 		{Name: Etcd, Args: component.OwnArgs(etcdOptions), Ready: etcdReady, PortsPrivate: true, Barrier: true,
-			Ports:        func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.Etcd, &c.Status.Ports.EtcdPeer} },
+			Ports:        []string{"", etcdPeerPort},
 			MemoryWeight: 10,
 			// Upstream's default: etcd's live heap is a few tens of MB and
 			// collecting it is cheap (5 % of its CPU at 10,000 pods), so the
@@ -30,7 +30,7 @@ func upstreamComponents() []component.Component {
 			// side-by-side run, for 1–2 CPU-s more of etcd's).
 			GCPercent: "100"},
 		{Name: KubeAPIServer, Args: apiServerArgs, Ready: apiServerServing, Setup: bootstrapThenReady, Prepare: writeAPIServerFiles, Barrier: true,
-			Ports:        func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.APIServer} },
+			Ports:        []string{""},
 			ClientCerts:  []component.Identity{apiServerWebhookClient},
 			MemoryWeight: 45,
 			// As it starts, the API server closes etcd clients it made
@@ -58,7 +58,7 @@ func upstreamComponents() []component.Component {
 		{Name: KubeScheduler, Args: schedulerArgs, Prepare: writeSchedulerConfig,
 			StartAfter: Etcd, Ready: schedulerSynced,
 			ServingCerts: []component.ServingCert{recorder.ServingCert},
-			Ports:        func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.SchedulerExplain} },
+			Ports:        []string{recorder.PortName},
 			MemoryWeight: 15,
 			Identity:     &schedulerIdentity},
 	}
@@ -90,7 +90,7 @@ func etcdOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *EtcdOptions {
 func apiServerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 	return []string{
 		"--bind-address=" + credentials.Loopback,
-		"--secure-port=" + strconv.Itoa(c.Status.Ports.APIServer),
+		"--secure-port=" + strconv.Itoa(c.Status.Ports.APIServer()),
 		// Over etcd's unix socket, without TLS: every write, and every
 		// event of every watch, would otherwise be encrypted and decrypted
 		// twice on the same machine, and each of the API server's ~70

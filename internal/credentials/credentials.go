@@ -184,7 +184,7 @@ func ContextName(clusterName string) string { return "kubesim-" + clusterName }
 
 // APIServerURL is where the cluster's API server listens.
 func APIServerURL(c *v1alpha1.Cluster) string {
-	return fmt.Sprintf("https://%s:%d", Loopback, c.Status.Ports.APIServer)
+	return fmt.Sprintf("https://%s:%d", Loopback, c.Status.Ports.APIServer())
 }
 
 // WriteKubeconfigs writes the admin kubeconfig and the components' ones
@@ -209,6 +209,21 @@ func WriteKubeconfigs(d clusterdir.Dir, c *v1alpha1.Cluster, ids []component.Ide
 		}
 	}
 	return nil
+}
+
+// WriteMissingKubeconfigs writes the kubeconfigs of ids that do not exist
+// (an identity a cluster made by an older kubesim lacks).
+func WriteMissingKubeconfigs(d clusterdir.Dir, c *v1alpha1.Cluster, ids []component.Identity) error {
+	var missing []component.Identity
+	for _, id := range ids {
+		if !Exists(d.ComponentKubeconfig(id.File)) {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return WriteKubeconfigs(d, c, missing)
 }
 
 // AdminKubeconfig returns the admin kubeconfig of a cluster, its context

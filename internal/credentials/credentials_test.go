@@ -17,7 +17,7 @@ import (
 func TestEtcdHasItsOwnCA(t *testing.T) {
 	c := &v1alpha1.Cluster{Name: "blue"}
 	c.SetDefaults()
-	c.Status = &v1alpha1.ClusterStatus{Ports: v1alpha1.Ports{APIServer: 6443}}
+	c.Status = &v1alpha1.ClusterStatus{Ports: v1alpha1.Ports{{Component: v1alpha1.APIServerComponent, Port: 6443}}}
 	d := clusterdir.For(t.TempDir(), c.Name)
 	if err := os.MkdirAll(d.Path, 0o700); err != nil {
 		t.Fatal(err)

@@ -35,9 +35,9 @@ func Component() component.Component {
 		Enabled:      func(c *v1alpha1.Cluster) bool { return !c.DisableDPDBController },
 		Prepare:      followWebhookPort,
 		StartAfter:   "etcd",
-		Ready:        webhookReady,
+		Ready:        component.Listening(ComponentName, ""),
 		Setup:        registerWebhook,
-		Ports:        func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.DPDBWebhook} },
+		Ports:        []string{""},
 		MemoryWeight: 5,
 		Identity:     &identity,
 		ServingCerts: []component.ServingCert{webhookCert},
@@ -63,7 +63,7 @@ func componentOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *Options {
 	o := DefaultOptions()
 	o.Kubeconfig = d.ComponentKubeconfig(identity.File)
 	o.ClusterName = c.Name
-	o.WebhookPort = c.Status.Ports.DPDBWebhook
+	o.WebhookPort = c.Status.Ports.Get(ComponentName, "")
 	o.WebhookCertFile = credentials.Path(d, webhookCert.Name+".crt")
 	o.WebhookKeyFile = credentials.Path(d, webhookCert.Name+".key")
 	// Only the API server may call it (its kube-apiserver entry issues

@@ -3,9 +3,7 @@ package dpdb
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
-	"strconv"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -16,15 +14,6 @@ import (
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/credentials"
 )
-
-// webhookReady passes once the dpdb controller's webhook listens.
-func webhookReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
-	conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", net.JoinHostPort(credentials.Loopback, strconv.Itoa(c.Status.Ports.DPDBWebhook)))
-	if err != nil {
-		return err
-	}
-	return conn.Close()
-}
 
 // registerWebhook registers the dpdb controller's eviction webhook
 // with the API server, by URL on loopback, trusted through the cluster's
@@ -95,5 +84,5 @@ func followWebhookPort(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 }
 
 func webhookURL(c *v1alpha1.Cluster) string {
-	return fmt.Sprintf("https://%s:%d%s", credentials.Loopback, c.Status.Ports.DPDBWebhook, WebhookPath)
+	return fmt.Sprintf("https://%s:%d%s", credentials.Loopback, c.Status.Ports.Get(ComponentName, ""), WebhookPath)
 }

@@ -12,7 +12,7 @@ import (
 func scaledFile(path string, scales ...int32) *File {
 	f := &File{Path: path, Scenario: &v1alpha1.Scenario{}}
 	for _, s := range scales {
-		f.Scenario.Clusters = append(f.Scenario.Clusters, v1alpha1.ScenarioCluster{TimeScale: s})
+		f.Scenario.Clusters = append(f.Scenario.Clusters, v1alpha1.ScenarioCluster{ClusterSpec: v1alpha1.ClusterSpec{TimeScale: s}})
 	}
 	return f
 }

@@ -27,6 +27,12 @@ func setClusterDefaults(c *v1alpha1.ScenarioCluster, dir string) {
 	if c.From != "" {
 		c.From = resolve(dir, c.From)
 	}
+	if c.AuditPolicy != "" {
+		c.AuditPolicy = resolve(dir, c.AuditPolicy)
+	}
+	for i, f := range c.StageFiles {
+		c.StageFiles[i] = resolve(dir, f)
+	}
 	for i := range c.NodeGroups {
 		if g := &c.NodeGroups[i]; g.Template != "" {
 			g.Template = resolve(dir, g.Template)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -57,12 +58,33 @@ func validate(s *v1alpha1.Scenario, root *yaml.Node) error {
 	return checkSurgeGroups(s.Steps, "steps", specs)
 }
 
+// notInScenario are the options (ClusterSpec fields) a scenario's cluster
+// cannot set, each with the reason; it takes every other one as a Cluster
+// file does.
+var notInScenario = []struct {
+	field  string
+	set    func(*v1alpha1.ClusterSpec) bool
+	reason string
+}{
+	{"nodes", func(s *v1alpha1.ClusterSpec) bool { return s.Nodes != 0 },
+		"a scenario's nodes are its nodeGroups, which the run makes once the cluster is up; nodes: N is nodeGroups: [{count: N}]"},
+	{"nodeTemplate", func(s *v1alpha1.ClusterSpec) bool { return s.NodeTemplate != "" },
+		"a scenario's nodes are its nodeGroups; give the group a template"},
+	{"disableKubeletSim", func(s *v1alpha1.ClusterSpec) bool { return s.DisableKubeletSim },
+		"the run waits for its nodes to be Ready, which only the kubelet simulator makes them"},
+}
+
 func validateCluster(c *v1alpha1.ScenarioCluster) error {
 	if c.Existing != "" {
-		if len(c.NodeGroups) > 0 || c.Stages != "" || c.DisableDPDBController || c.TimeScale != 0 {
+		if !reflect.DeepEqual(c.ClusterSpec, v1alpha1.ClusterSpec{}) {
 			return fmt.Errorf("existing: a cluster used as it is takes no nodeGroups or options")
 		}
 		return v1alpha1.ValidateName(c.Existing)
+	}
+	for _, f := range notInScenario {
+		if f.set(&c.ClusterSpec) {
+			return fmt.Errorf("%s: not in a scenario: %s", f.field, f.reason)
+		}
 	}
 	opts := ClusterConfig(c, "scenario")
 	opts.SetDefaults()
@@ -71,6 +93,18 @@ func validateCluster(c *v1alpha1.ScenarioCluster) error {
 	}
 	if err := v1alpha1.ValidateNodeGroups("nodeGroups", c.NodeGroups); err != nil {
 		return err
+	}
+	// Files the cluster is made with are read then; one missing is an
+	// error now, before any cluster is made.
+	if c.AuditPolicy != "" {
+		if _, err := os.Stat(c.AuditPolicy); err != nil {
+			return fmt.Errorf("auditPolicy: %w", err)
+		}
+	}
+	for i, f := range c.StageFiles {
+		if _, err := os.Stat(f); err != nil {
+			return fmt.Errorf("stageFiles[%d]: %w", i, err)
+		}
 	}
 	for i := range c.NodeGroups {
 		g := &c.NodeGroups[i]
@@ -89,21 +123,9 @@ func validateCluster(c *v1alpha1.ScenarioCluster) error {
 
 // ClusterConfig is the Cluster a scenario cluster is made as.
 func ClusterConfig(c *v1alpha1.ScenarioCluster, name string) *v1alpha1.Cluster {
-	return &v1alpha1.Cluster{
-		Name:          name,
-		Stages:        c.Stages,
-		NodeLifecycle: *c.NodeLifecycle.DeepCopy(),
-		Scheduler:     *c.Scheduler.DeepCopy(),
-		Descheduler:   *c.Descheduler.DeepCopy(),
-		Usage:         *c.Usage.DeepCopy(),
-		ExtraArgs:     c.ExtraArgs,
-		From:          c.From,
-		FromContext:   c.FromContext,
-
-		HorizontalPodAutoscaler: *c.HorizontalPodAutoscaler.DeepCopy(),
-		DisableDPDBController:   c.DisableDPDBController,
-		TimeScale:               c.TimeScale,
-	}
+	spec := c.ClusterSpec.DeepCopy()
+	spec.NodeGroups = nil // the run makes them once the cluster is up (makeNodes)
+	return &v1alpha1.Cluster{Name: name, ClusterSpec: *spec}
 }
 
 // clusterNames are the names steps may give as cluster: ("" when the

@@ -28,11 +28,9 @@ func portMoveCluster(t *testing.T, kubeconfig string, logs *strings.Builder) (*s
 	c := &v1alpha1.Cluster{Name: "blue"}
 	c.SetDefaults()
 	c.Status = &v1alpha1.ClusterStatus{}
-	ports, err := controlplane.AssignPorts(c)
-	if err != nil {
+	if err := controlplane.AssignPorts(c); err != nil {
 		t.Fatal(err)
 	}
-	c.Status.Ports = ports
 	d := clusterdir.For(t.TempDir(), c.Name)
 	if err := os.MkdirAll(d.Path, 0o700); err != nil {
 		t.Fatal(err)
@@ -91,13 +89,13 @@ func TestAPIServerPortMoveUpdatesTheUsersKubeconfig(t *testing.T) {
 	if err := credentials.RecordUserKubeconfig(s.dir, kubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	old := c.Status.Ports.APIServer
+	old := c.Status.Ports.APIServer()
 	takePort(t, old)
 	moved, err := s.ensurePortsFree(apiServer(t))
 	if err != nil || !moved {
 		t.Fatalf("ensurePortsFree = %v, %v; want a move", moved, err)
 	}
-	now := s.config().Status.Ports.APIServer
+	now := s.config().Status.Ports.APIServer()
 	if now == old {
 		t.Fatalf("API server still on taken port %d", old)
 	}
@@ -135,7 +133,7 @@ func TestAPIServerPortMoveWithoutARecordedKubeconfig(t *testing.T) {
 	var logs strings.Builder
 	s, c := portMoveCluster(t, kubeconfig, &logs)
 	before, _ := os.ReadFile(kubeconfig)
-	takePort(t, c.Status.Ports.APIServer)
+	takePort(t, c.Status.Ports.APIServer())
 	if moved, err := s.ensurePortsFree(apiServer(t)); err != nil || !moved {
 		t.Fatalf("ensurePortsFree = %v, %v; want a move", moved, err)
 	}

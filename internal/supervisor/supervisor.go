@@ -100,6 +100,14 @@ func Supervise(ctx context.Context, opts Options) error {
 		}
 		logger.Printf("brought the cluster's files up to format %d", cfg.Status.FormatVersion)
 	}
+	if given, err := controlplane.GiveDeclared(d, cfg); err != nil {
+		return fmt.Errorf("giving the cluster what its components need: %w", err)
+	} else if given {
+		if err := d.Save(cfg); err != nil {
+			return err
+		}
+		logger.Printf("gave the cluster the ports its components declare and it lacked")
+	}
 	// Written again once this start has set the API server up.
 	if err := os.Remove(controlplane.APIServerSetUpFile(d)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
@@ -115,15 +123,16 @@ func Supervise(ctx context.Context, opts Options) error {
 	go s.stopWhenOwnerExits(ctx, stopCluster)
 	egressCtx, stopEgress := context.WithCancel(context.Background())
 	defer stopEgress()
-	if err := controlplane.ServeEgress(egressCtx, d, logger.Printf); err != nil {
-		return err
-	}
-
 	var comps []component.Component
+	var routes []component.Route
 	for _, comp := range controlplane.Components() {
 		if comp.IsEnabled(cfg) {
 			comps = append(comps, comp)
+			routes = append(routes, comp.Routes...)
 		}
+	}
+	if err := controlplane.ServeEgress(egressCtx, d, routes, logger.Printf); err != nil {
+		return err
 	}
 	// stops[name] stops a started component and waits until it has.
 	var stopsMu sync.Mutex
@@ -380,25 +389,23 @@ func (s *supervisor) ensurePortsFree(comp component.Component) (moved bool, err 
 // movePortsTaken is ensurePortsFree but for the user's kubeconfig; it
 // also reports whether the API server's port moved.
 func (s *supervisor) movePortsTaken(comp component.Component) (moved, apiServerMoved bool, err error) {
-	if comp.Ports == nil {
-		return false, false, nil
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, port := range comp.Ports(s.cfg) {
-		if controlplane.PortFree(*port) {
+	for _, name := range comp.Ports {
+		port := s.cfg.Status.Ports.Get(comp.Name, name)
+		if controlplane.PortFree(port) {
 			continue
 		}
-		isAPIServer := port == &s.cfg.Status.Ports.APIServer
+		isAPIServer := comp.Name == controlplane.KubeAPIServer && name == ""
 		if isAPIServer && s.cfg.Networking.APIServerPort != 0 {
-			return false, false, fmt.Errorf("networking.apiServerPort: port %d is in use by another process", *port)
+			return false, false, fmt.Errorf("networking.apiServerPort: port %d is in use by another process", port)
 		}
 		free, err := controlplane.FreePorts(1, controlplane.UsedPorts(s.cfg))
 		if err != nil {
 			return false, false, err
 		}
-		s.logger.Printf("%s: port %d is taken by another process; moving to %d", comp.Name, *port, free[0])
-		*port = free[0]
+		s.logger.Printf("%s: port %d is taken by another process; moving to %d", comp.Name, port, free[0])
+		s.cfg.Status.Ports.Set(comp.Name, name, free[0])
 		moved, apiServerMoved = true, apiServerMoved || isAPIServer
 	}
 	if !moved {

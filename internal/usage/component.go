@@ -11,6 +11,7 @@ import (
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/component"
 	"github.com/kubesim/kubesim/internal/credentials"
+	"github.com/kubesim/kubesim/internal/kubeletsim"
 )
 
 // ComponentName is the process serving metrics.k8s.io in a kubesim cluster.
@@ -29,6 +30,11 @@ var (
 		DNSNames: []string{ServiceName + "." + ServiceNamespace + ".svc"}}
 )
 
+// kubeletRoute: usage-metrics serves the simulated kubelets' port, KWOK's
+// Metric paths, to the API server's node proxy.
+var kubeletRoute = component.Route{Port: kubeletsim.DefaultKubeletPort, Socket: clusterdir.Dir.KubeletSocket,
+	Down: "usage-metrics, which serves the simulated kubelet port, is not answering; see kubesim logs usage-metrics"}
+
 // Component is the usage-metrics server as a process of a kubesim cluster.
 // Its process starts beside the API server's, so it serves by its turn
 // (Ready: it listens); it registers metrics.k8s.io then, and the cluster
@@ -41,9 +47,10 @@ func Component() component.Component {
 		Enabled:      func(c *v1alpha1.Cluster) bool { return !c.Usage.Disabled },
 		StartAfter:   "etcd",
 		Prepare:      followPort,
-		Ready:        serving,
+		Ready:        component.Listening(ComponentName, ""),
 		Setup:        register,
-		Ports:        func(c *v1alpha1.Cluster) []*int { return []*int{&c.Status.Ports.UsageMetrics} },
+		Ports:        []string{""},
+		Routes:       []component.Route{kubeletRoute},
 		MemoryWeight: 5,
 		Identity:     &identity,
 		ServingCerts: []component.ServingCert{servingCert},
@@ -102,7 +109,7 @@ func runComponent(args []string) int {
 func componentOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *Options {
 	o := DefaultOptions()
 	o.Kubeconfig = d.ComponentKubeconfig(identity.File)
-	o.Port = c.Status.Ports.UsageMetrics
+	o.Port = c.Status.Ports.Get(ComponentName, "")
 	o.CertFile = credentials.Path(d, servingCert.Name+".crt")
 	o.KeyFile = credentials.Path(d, servingCert.Name+".key")
 	o.ProxyCAFile = credentials.CAFile(d)

@@ -3,9 +3,7 @@ package usage
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,15 +31,6 @@ var apiServices = []struct{ group, version string }{
 	{"custom.metrics.k8s.io", "v1beta2"},
 	{"custom.metrics.k8s.io", "v1beta1"},
 	{"external.metrics.k8s.io", "v1beta1"},
-}
-
-// serving passes once the component listens.
-func serving(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
-	conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", net.JoinHostPort(credentials.Loopback, strconv.Itoa(c.Status.Ports.UsageMetrics)))
-	if err != nil {
-		return err
-	}
-	return conn.Close()
 }
 
 // register makes metrics.k8s.io, custom.metrics.k8s.io and
@@ -77,7 +66,7 @@ func register(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error 
 	if _, err := services.Create(ctx, svc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	port := int32(c.Status.Ports.UsageMetrics)
+	port := int32(c.Status.Ports.Get(ComponentName, ""))
 	for i, gv := range apiServices {
 		want := apiregistrationv1.APIServiceSpec{
 			Service:              &apiregistrationv1.ServiceReference{Namespace: ServiceNamespace, Name: ServiceName, Port: &port},
@@ -125,7 +114,7 @@ func followPort(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 		return err
 	}
 	ctx := context.Background()
-	port := int32(c.Status.Ports.UsageMetrics)
+	port := int32(c.Status.Ports.Get(ComponentName, ""))
 	for _, gv := range apiServices {
 		name := gv.version + "." + gv.group
 		current, err := agg.ApiregistrationV1().APIServices().Get(ctx, name, metav1.GetOptions{})

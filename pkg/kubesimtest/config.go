@@ -16,8 +16,9 @@ import (
 // names) into dir and returns its path.
 func writeConfig(dir, name string, s *settings) (string, error) {
 	c := v1alpha1.Cluster{
-		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.ClusterKind},
-		Name:     name, Stages: s.stageSet, DisableDPDBController: s.noDPDB, ExtraArgs: s.extraArgs,
+		TypeMeta:    metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.ClusterKind},
+		Name:        name,
+		ClusterSpec: *s.spec.DeepCopy(),
 	}
 	for _, g := range s.groups {
 		group := g.NodeGroup
@@ -40,26 +41,6 @@ func writeConfig(dir, name string, s *settings) (string, error) {
 			return "", err
 		}
 		c.StageFiles = append(c.StageFiles, path)
-	}
-	if fl := s.failure; fl != nil {
-		// The node-lifecycle controller checks nodes every period, which
-		// must be shorter than the grace period; 1s keeps detection prompt.
-		c.NodeLifecycle = v1alpha1.NodeLifecycle{
-			NodeMonitorPeriod:      duration(min(time.Second, fl.notReadyAfter/2)),
-			NodeMonitorGracePeriod: duration(fl.notReadyAfter),
-			PodEvictionToleration:  duration(fl.evictAfter),
-		}
-	}
-	c.Usage.Disabled = s.noUsage
-	c.TimeScale = s.timeScale
-	if h := s.hpa; h != nil {
-		c.HorizontalPodAutoscaler = v1alpha1.HorizontalPodAutoscaler{
-			SyncPeriod:             duration(h.syncPeriod),
-			DownscaleStabilization: duration(h.downscaleStabilization),
-		}
-	}
-	if d := s.desched; d != nil {
-		c.Descheduler = v1alpha1.Descheduler{Profiles: d.profiles, Interval: duration(d.interval)}
 	}
 	path := filepath.Join(dir, "cluster.yaml")
 	return path, writeYAML(path, c)

@@ -14,25 +14,24 @@ type Option func(*settings) error
 
 // settings is what the options ask for; it becomes kubesim's Cluster file.
 type settings struct {
-	groups    []*nodeGroup // in the order given
-	stageSet  string
-	stages    []string // YAML applied after start
-	failure   *nodeFailure
-	desched   *descheduler
-	noDPDB    bool
-	noUsage   bool
-	hpa       *hpaTiming
-	timeScale int32
-	extraArgs map[string][]string
+	// spec is the Cluster file's options, as the options set them; the
+	// node groups and stage files are added from groups and stages.
+	spec   v1alpha1.ClusterSpec
+	groups []*nodeGroup // in the order given
+	stages []string     // Stage manifests, written as the file's stageFiles
 }
 
-type hpaTiming struct{ syncPeriod, downscaleStabilization time.Duration }
-
-type nodeFailure struct{ notReadyAfter, evictAfter time.Duration }
-
-type descheduler struct {
-	interval time.Duration
-	profiles []string
+// Spec sets options of the Cluster file directly (kubesim.io/v1alpha1
+// ClusterSpec: any field a Cluster file takes, such as MemoryLimit or
+// Networking), after the options before it; kubesim checks them when it
+// makes the cluster. The typed options above check their values first:
+// prefer them where there is one. Node groups and stage files come from
+// Nodes, NodeGroup and Stages.
+func Spec(set func(*v1alpha1.ClusterSpec)) Option {
+	return func(s *settings) error {
+		set(&s.spec)
+		return nil
+	}
 }
 
 // StageSet chooses the built-in stage set: "fast" (kubesim's default: pods
@@ -42,7 +41,7 @@ func StageSet(name string) Option {
 		if name != "fast" && name != "realistic" {
 			return fmt.Errorf("kubesimtest.StageSet(%q): want fast or realistic", name)
 		}
-		s.stageSet = name
+		s.spec.Stages = name
 		return nil
 	}
 }
@@ -70,7 +69,13 @@ func NodeFailure(notReadyAfter, evictAfter time.Duration) Option {
 		if evictAfter < 0 || evictAfter%time.Second != 0 {
 			return fmt.Errorf("kubesimtest.NodeFailure: evictAfter %s; want whole seconds such as 2s (0 evicts at once)", evictAfter)
 		}
-		s.failure = &nodeFailure{notReadyAfter, evictAfter}
+		// The node-lifecycle controller checks nodes every period, which
+		// must be shorter than the grace period; 1s keeps detection prompt.
+		s.spec.NodeLifecycle = v1alpha1.NodeLifecycle{
+			NodeMonitorPeriod:      duration(min(time.Second, notReadyAfter/2)),
+			NodeMonitorGracePeriod: duration(notReadyAfter),
+			PodEvictionToleration:  duration(evictAfter),
+		}
 		return nil
 	}
 }
@@ -82,7 +87,7 @@ func Descheduler(interval time.Duration, profiles ...string) Option {
 		if interval <= 0 || len(profiles) == 0 {
 			return fmt.Errorf("kubesimtest.Descheduler: want a positive interval and at least one profile, such as Descheduler(5*time.Second, \"TopologyAndDuplicates\")")
 		}
-		s.desched = &descheduler{interval, profiles}
+		s.spec.Descheduler = v1alpha1.Descheduler{Profiles: profiles, Interval: duration(interval)}
 		return nil
 	}
 }
@@ -91,7 +96,7 @@ func Descheduler(interval time.Duration, profiles ...string) Option {
 // controller (on by default; its CRD is installed all the same).
 func WithoutDPDBController() Option {
 	return func(s *settings) error {
-		s.noDPDB = true
+		s.spec.DisableDPDBController = true
 		return nil
 	}
 }
@@ -100,7 +105,7 @@ func WithoutDPDBController() Option {
 // from declared usage (kubectl top, CPU and memory HPAs): on by default.
 func WithoutUsageMetrics() Option {
 	return func(s *settings) error {
-		s.noUsage = true
+		s.spec.Usage.Disabled = true
 		return nil
 	}
 }
@@ -115,7 +120,10 @@ func HorizontalPodAutoscaler(syncPeriod, downscaleStabilization time.Duration) O
 		if syncPeriod <= 0 || downscaleStabilization < 0 {
 			return fmt.Errorf("kubesimtest.HorizontalPodAutoscaler(%s, %s): want a positive sync period and a stabilization of 0 or more, such as (2*time.Second, 10*time.Second)", syncPeriod, downscaleStabilization)
 		}
-		s.hpa = &hpaTiming{syncPeriod, downscaleStabilization}
+		s.spec.HorizontalPodAutoscaler = v1alpha1.HorizontalPodAutoscaler{
+			SyncPeriod:             duration(syncPeriod),
+			DownscaleStabilization: duration(downscaleStabilization),
+		}
 		return nil
 	}
 }
@@ -131,7 +139,7 @@ func TimeScale(n int) Option {
 		if n < 1 || n > v1alpha1.MaxTimeScale {
 			return fmt.Errorf("kubesimtest.TimeScale(%d): want a whole number from 1 (real time) to %d", n, v1alpha1.MaxTimeScale)
 		}
-		s.timeScale = int32(n)
+		s.spec.TimeScale = int32(n)
 		return nil
 	}
 }
@@ -145,10 +153,10 @@ func ExtraArgs(component string, args ...string) Option {
 		if !slices.Contains(components, component) {
 			return fmt.Errorf("kubesimtest.ExtraArgs(%q): want kube-apiserver, kube-controller-manager or kube-scheduler", component)
 		}
-		if s.extraArgs == nil {
-			s.extraArgs = map[string][]string{}
+		if s.spec.ExtraArgs == nil {
+			s.spec.ExtraArgs = map[string][]string{}
 		}
-		s.extraArgs[component] = append(s.extraArgs[component], args...)
+		s.spec.ExtraArgs[component] = append(s.spec.ExtraArgs[component], args...)
 		return nil
 	}
 }

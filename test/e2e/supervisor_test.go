@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/membudget"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -222,16 +223,13 @@ func ports(t *testing.T, e *env, name string) (p struct{ APIServer, Etcd int }) 
 	}
 	var c struct {
 		Status struct {
-			Ports struct {
-				APIServer int `json:"apiServer"`
-				Etcd      int `json:"etcd"`
-			} `json:"ports"`
+			Ports v1alpha1.Ports `json:"ports"`
 		} `json:"status"`
 	}
 	if err := yaml.Unmarshal(data, &c); err != nil {
 		t.Fatal(err)
 	}
-	p.APIServer, p.Etcd = c.Status.Ports.APIServer, c.Status.Ports.Etcd
+	p.APIServer, p.Etcd = c.Status.Ports.APIServer(), c.Status.Ports.Get("etcd", "")
 	return p
 }
 

@@ -8,11 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 )
 
 // A cluster made before kubesim kept its format — without etcd's own CA,
@@ -32,7 +36,30 @@ func TestClusterOfAnOlderFormatIsUpgradedAtStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	config = regexp.MustCompile(`(?m)^\s*(formatVersion|dpdbWebhook|schedulerExplain|usageMetrics): \d+\n`).ReplaceAll(config, nil)
+	// As the first kubesims wrote it: no format, ports an object of the
+	// API server's and etcd's alone.
+	var doc map[string]any
+	if err := yaml.Unmarshal(config, &doc); err != nil {
+		t.Fatal(err)
+	}
+	status := doc["status"].(map[string]any)
+	delete(status, "formatVersion")
+	old := map[string]any{}
+	for _, p := range status["ports"].([]any) {
+		p := p.(map[string]any)
+		switch fmt.Sprint(p["component"], "/", p["name"]) {
+		case "kube-apiserver/<nil>":
+			old["apiServer"] = p["port"]
+		case "etcd/<nil>":
+			old["etcd"] = p["port"]
+		case "etcd/peer":
+			old["etcdPeer"] = p["port"]
+		}
+	}
+	status["ports"] = old
+	if config, err = yaml.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
 	writeFile(t, filepath.Join(dir, "cluster.yaml"), config)
 	for _, pattern := range []string{"etcd-ca.*", "dpdb-webhook.*", "scheduler-explain.*", "dpdb-controller.*", "apiserver-webhook-client.*", "usage-metrics*"} {
 		matches, _ := filepath.Glob(filepath.Join(dir, "pki", pattern))
@@ -45,9 +72,16 @@ func TestClusterOfAnOlderFormatIsUpgradedAtStart(t *testing.T) {
 
 	e.must("start", "cluster", "--name", "old")
 	config, _ = os.ReadFile(filepath.Join(dir, "cluster.yaml"))
-	port := regexp.MustCompile(`(?m)^\s*dpdbWebhook: (\d+)$`).FindSubmatch(config)
-	if !regexp.MustCompile(`(?m)^\s*formatVersion: 3$`).Match(config) || port == nil ||
-		!regexp.MustCompile(`(?m)^\s*usageMetrics: \d+$`).Match(config) {
+	var after struct {
+		Status v1alpha1.ClusterStatus `json:"status"`
+	}
+	if err := yaml.Unmarshal(config, &after); err != nil {
+		t.Fatal(err)
+	}
+	ports := after.Status.Ports
+	webhookPort := strconv.Itoa(ports.Get("dpdb-controller", ""))
+	if after.Status.FormatVersion != 4 || ports.Get("dpdb-controller", "") == 0 || ports.Get("usage-metrics", "") == 0 ||
+		ports.Get("kube-scheduler", "explain") == 0 || fmt.Sprint(ports.APIServer()) != fmt.Sprint(old["apiServer"]) {
 		t.Fatalf("cluster.yaml after the start:\n%s", config)
 	}
 	client := e.client()
@@ -57,8 +91,8 @@ func TestClusterOfAnOlderFormatIsUpgradedAtStart(t *testing.T) {
 	if err != nil || len(hooks.Items) == 0 || len(hooks.Items[0].Webhooks) == 0 {
 		t.Fatalf("webhook configurations: %v", err)
 	}
-	if url := *hooks.Items[0].Webhooks[0].ClientConfig.URL; !regexp.MustCompile(`:` + string(port[1]) + `/`).MatchString(url) {
-		t.Errorf("the dpdb webhook is registered at %s, not at the new port %s", url, port[1])
+	if url := *hooks.Items[0].Webhooks[0].ClientConfig.URL; !regexp.MustCompile(`:` + webhookPort + `/`).MatchString(url) {
+		t.Errorf("the dpdb webhook is registered at %s, not at the new port %s", url, webhookPort)
 	}
 	e.must("explain", "--name", "old", "pod", "after-upgrade")
 	eventually(t, 60*time.Second, "kubectl top to show the pod", func() error {

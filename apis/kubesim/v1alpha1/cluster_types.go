@@ -31,6 +31,20 @@ type Cluster struct {
 	// Name is a DNS label; the kubeconfig context is kubesim-<name>.
 	Name string `json:"name,omitempty"`
 
+	// ClusterSpec is every option the cluster is made with, its fields at
+	// the top level of the file.
+	ClusterSpec `json:",inline"`
+
+	// Status is written by kubesim, never by users.
+	Status *ClusterStatus `json:"status,omitempty"`
+}
+
+// ClusterSpec is the options of a cluster: what a Cluster file, `create
+// cluster`'s flags (internal/cli's specFlags table), a scenario's cluster
+// (all but the fields internal/scenario's notInScenario lists) and
+// kubesimtest's options set. Adding an option adds its field here, and a
+// flag row or an entry on internal/cli's onlyInFiles list.
+type ClusterSpec struct {
 	Networking Networking `json:"networking,omitempty"`
 
 	// AuditPolicy is the path of an audit.k8s.io/v1 Policy file; empty
@@ -117,9 +131,6 @@ type Cluster struct {
 	// list only) and cloned, as From would clone its export. Give one of
 	// From and FromContext.
 	FromContext string `json:"fromContext,omitempty"`
-
-	// Status is written by kubesim, never by users.
-	Status *ClusterStatus `json:"status,omitempty"`
 }
 
 // Networking holds the cluster's addresses.
@@ -268,20 +279,6 @@ func (c Clock) Now(real time.Time) time.Time {
 // under a millisecond of real time, which epoll's millisecond timeouts
 // and the control plane's own work cannot keep.
 const MaxTimeScale = 1000
-
-// Ports are the loopback ports the cluster's components listen on.
-type Ports struct {
-	APIServer int `json:"apiServer"`
-	Etcd      int `json:"etcd"`
-	EtcdPeer  int `json:"etcdPeer"`
-	// DPDBWebhook is the dpdb controller's eviction webhook.
-	DPDBWebhook int `json:"dpdbWebhook,omitempty"`
-	// SchedulerExplain serves the scheduler's records to `kubesim
-	// explain`.
-	SchedulerExplain int `json:"schedulerExplain,omitempty"`
-	// UsageMetrics serves metrics.k8s.io to the API server's aggregator.
-	UsageMetrics int `json:"usageMetrics,omitempty"`
-}
 
 // SetDefaults fills every unset option with kubesim's default.
 func (c *Cluster) SetDefaults() {

@@ -52,19 +52,21 @@ func TestValidateNamesTheField(t *testing.T) {
 func TestDeepCopySharesNothing(t *testing.T) {
 	pct := int32(10)
 	c := &Cluster{
-		Status:      &ClusterStatus{},
-		Scheduler:   Scheduler{PercentageOfNodesToScore: &pct},
-		Descheduler: Descheduler{Profiles: []string{"LongLifecycle"}},
+		Status: &ClusterStatus{Ports: Ports{{Component: "kube-apiserver", Port: 6443}}},
+		ClusterSpec: ClusterSpec{
+			Scheduler:   Scheduler{PercentageOfNodesToScore: &pct},
+			Descheduler: Descheduler{Profiles: []string{"LongLifecycle"}},
+		},
 	}
 	c.SetDefaults()
 	d := c.DeepCopy()
-	d.Status.Ports.APIServer = 1
+	d.Status.Ports[0].Port = 1
 	d.NodeLifecycle.NodeMonitorPeriod.Duration = time.Hour
 	*d.Scheduler.PercentageOfNodesToScore = 50
 	d.Descheduler.Profiles[0] = "CompactAndScale"
 	d.Descheduler.Interval.Duration = time.Hour
 	d.MemoryLimit.Set(1)
-	if c.Status.Ports.APIServer == 1 || c.NodeLifecycle.NodeMonitorPeriod.Duration == time.Hour ||
+	if c.Status.Ports[0].Port == 1 || c.NodeLifecycle.NodeMonitorPeriod.Duration == time.Hour ||
 		pct != 10 || c.Descheduler.Profiles[0] != "LongLifecycle" || c.Descheduler.Interval.Duration == time.Hour ||
 		c.MemoryLimit.Cmp(DefaultMemoryLimit) != 0 {
 		t.Error("DeepCopy shares memory with the original")

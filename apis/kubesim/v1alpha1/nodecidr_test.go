@@ -46,7 +46,7 @@ func TestNodeCIDRMaskOfOlderClusters(t *testing.T) {
 // The defaults hold the 10,000 nodes kubesim's benchmarks make, with a
 // /22 each, and ranges that do not overlap.
 func TestDefaultRangesHoldTenThousandNodes(t *testing.T) {
-	c := &Cluster{Nodes: 16384}
+	c := &Cluster{ClusterSpec: ClusterSpec{Nodes: 16384}}
 	c.SetDefaults()
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func TestNodeAddressesAreOneLineNamingTheField(t *testing.T) {
 		}
 	}
 	// Older clusters' ranges stay valid.
-	c := &Cluster{Nodes: 16384, Networking: Networking{PodSubnet: "10.0.0.0/10", ServiceSubnet: "10.96.0.0/12", NodeSubnet: "10.64.0.0/12"},
+	c := &Cluster{ClusterSpec: ClusterSpec{Nodes: 16384, Networking: Networking{PodSubnet: "10.0.0.0/10", ServiceSubnet: "10.96.0.0/12", NodeSubnet: "10.64.0.0/12"}},
 		Status: &ClusterStatus{}}
 	c.SetDefaults()
 	if err := c.Validate(); err != nil {

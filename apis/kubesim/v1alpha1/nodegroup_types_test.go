@@ -46,7 +46,7 @@ func TestNodeGroupsValidateNamesTheField(t *testing.T) {
 // nodeGroups it is an error rather than a guess which one wins. Defaulting
 // leaves the groups as written: cluster.yaml keeps what the user declared.
 func TestClusterNodeGroups(t *testing.T) {
-	c := &Cluster{Nodes: 3, NodeTemplate: "n.yaml"}
+	c := &Cluster{ClusterSpec: ClusterSpec{Nodes: 3, NodeTemplate: "n.yaml"}}
 	c.SetDefaults()
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestClusterNodeGroups(t *testing.T) {
 	if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("nodeTemplate and nodeGroups: %v, want %q", err, want)
 	}
-	c = &Cluster{NodeGroups: []NodeGroup{{Name: "a", Count: 1}, {Count: 0, Labels: map[string]string{"x": "${index}"}}}}
+	c = &Cluster{ClusterSpec: ClusterSpec{NodeGroups: []NodeGroup{{Name: "a", Count: 1}, {Count: 0, Labels: map[string]string{"x": "${index}"}}}}}
 	c.SetDefaults()
 	if len(c.NodeGroups) != 2 || c.NodeGroups[1].Template != "" || c.NodeGroups[1].Labels["x"] != "${index}" || c.Nodes != 0 {
 		t.Errorf("SetDefaults changed the groups: %+v, nodes %d", c.NodeGroups, c.Nodes)

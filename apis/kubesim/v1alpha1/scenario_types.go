@@ -49,30 +49,14 @@ type ScenarioCluster struct {
 	// `kubesim run --cluster NAME` sets it for a one-cluster scenario.
 	Existing string `json:"existing,omitempty"`
 
-	NodeGroups []NodeGroup `json:"nodeGroups,omitempty"`
-
-	// From and FromContext make the cluster a clone, as in a Cluster file
-	// (From relative to the scenario's file).
-	From        string `json:"from,omitempty"`
-	FromContext string `json:"fromContext,omitempty"`
-
-	// The cluster's options, as in a Cluster file.
-	Stages        string              `json:"stages,omitempty"`
-	NodeLifecycle NodeLifecycle       `json:"nodeLifecycle,omitempty"`
-	Scheduler     Scheduler           `json:"scheduler,omitempty"`
-	Descheduler   Descheduler         `json:"descheduler,omitempty"`
-	ExtraArgs     map[string][]string `json:"extraArgs,omitempty"`
-	// Usage and HorizontalPodAutoscaler: the simulated usage and the HPA
-	// controller's timing, as in a Cluster file.
-	Usage                   Usage                   `json:"usage,omitempty"`
-	HorizontalPodAutoscaler HorizontalPodAutoscaler `json:"horizontalPodAutoscaler,omitempty"`
-	// DisableDPDBController leaves the DistributedPodDisruptionBudget
-	// controller (on by default) out of the cluster.
-	DisableDPDBController bool `json:"disableDPDBController,omitempty"`
-	// TimeScale runs the cluster's clock this many times faster than real
-	// time, as in a Cluster file; the run's own waits, sleeps and timeouts
-	// are then on the same clock. A scenario's clusters share one scale.
-	TimeScale int32 `json:"timeScale,omitempty"`
+	// ClusterSpec is the cluster's options, as in a Cluster file, but for
+	// the few a scenario cannot set (internal/scenario's notInScenario says
+	// which and why). Paths (from, auditPolicy, stageFiles, nodeGroups'
+	// templates) are relative to the scenario's file. NodeGroups' nodes are
+	// made by the run once the cluster is up. TimeScale also puts the run's
+	// own waits, sleeps and timeouts on the cluster's clock; a scenario's
+	// clusters share one scale.
+	ClusterSpec `json:",inline"`
 }
 
 // Step is one thing to do: exactly one of its actions (Apply to Federate)

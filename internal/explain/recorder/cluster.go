@@ -13,6 +13,16 @@ import (
 // the cluster's config says, and serves them on a loopback port of its
 // own with a certificate of the cluster's CA.
 
+// PortName is the explain endpoint's port among the scheduler's ports.
+const PortName = "explain"
+
+// Port is the cluster's explain endpoint, 0 if it has none.
+func Port(c *v1alpha1.Cluster) int { return c.Status.Ports.Get(schedulerName, PortName) }
+
+// schedulerName is the scheduler's name among the components
+// (controlplane.KubeScheduler, which imports this package).
+const schedulerName = "kube-scheduler"
+
 // ServingCert is the explain endpoint's certificate.
 var ServingCert = component.ServingCert{Name: "scheduler-explain", CommonName: "kubesim-scheduler-explain"}
 
@@ -21,7 +31,7 @@ func SchedulerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 	args := []string{fmt.Sprintf("--explain-pods=%d", pods(c))}
 	if pods(c) > 0 {
 		args = append(args,
-			fmt.Sprintf("--explain-port=%d", c.Status.Ports.SchedulerExplain),
+			fmt.Sprintf("--explain-port=%d", Port(c)),
 			"--explain-cert="+credentials.Path(d, ServingCert.Name+".crt"),
 			"--explain-key="+credentials.Path(d, ServingCert.Name+".key"),
 			"--explain-client-ca="+credentials.CAFile(d))
