@@ -4,10 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -22,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubesim/kubesim/internal/admissionreview"
 	"github.com/kubesim/kubesim/internal/clusterclock"
 )
 
@@ -175,20 +174,13 @@ func (o *Options) webhookTLS(cert tls.Certificate) (*tls.Config, error) {
 }
 
 func (wh *webhook) handleEviction(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	review := &admissionv1.AdmissionReview{}
-	if err == nil {
-		err = json.Unmarshal(body, review)
-	}
-	if err != nil || review.Request == nil {
-		http.Error(w, "not an AdmissionReview", http.StatusBadRequest)
-		return
-	}
-	req := review.Request
-	resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
-	evicting := req.SubResource == "eviction" && req.Operation == admissionv1.Create
-	deleting := req.SubResource == "" && req.Operation == admissionv1.Delete && req.Kind.Kind == "Pod"
-	if evicting || deleting {
+	admissionreview.Serve(w, r, func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		resp := &admissionv1.AdmissionResponse{Allowed: true}
+		evicting := req.SubResource == "eviction" && req.Operation == admissionv1.Create
+		deleting := req.SubResource == "" && req.Operation == admissionv1.Delete && req.Kind.Kind == "Pod"
+		if !evicting && !deleting {
+			return resp
+		}
 		v := allow
 		if !wh.leader.leading() {
 			v = refuse(notLeader(wh.opts.LeaderElectionIdentity))
@@ -204,10 +196,8 @@ func (wh *webhook) handleEviction(w http.ResponseWriter, r *http.Request) {
 			resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusTooManyRequests,
 				Reason: metav1.StatusReasonTooManyRequests, Message: v.reason}
 		}
-	}
-	review.Response, review.Request = resp, nil
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(review)
+		return resp
+	})
 }
 
 // caughtUpWait bounds how long an admission waits for a starting

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -27,6 +26,7 @@ import (
 
 	kubesimv1alpha1 "github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/apis/kwok/v1alpha1"
+	"github.com/kubesim/kubesim/internal/admissionreview"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/credentials"
 	"github.com/kubesim/kubesim/internal/pki"
@@ -133,6 +133,12 @@ func registerStageWebhook(ctx context.Context, d clusterdir.Dir, url string) err
 				Rule: admissionregistrationv1.Rule{APIGroups: []string{v1alpha1.GroupName}, APIVersions: []string{"*"},
 					Resources: []string{v1alpha1.StagesResource.Resource}, Scope: ptr.To(admissionregistrationv1.ClusterScope)},
 			}},
+			// system:masters holds every right: nothing to ask. So the
+			// Stages of the cluster's files, which bootstrap makes before
+			// this check is served again at a start, are never stopped by
+			// it.
+			MatchConditions: []admissionregistrationv1.MatchCondition{{
+				Name: "not-system-masters", Expression: "!('system:masters' in request.userInfo.groups)"}},
 			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
 			MatchPolicy:             ptr.To(admissionregistrationv1.Equivalent),
 			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
@@ -161,25 +167,15 @@ type stageAuthorHandler struct {
 }
 
 func (h *stageAuthorHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
-	review := &admissionv1.AdmissionReview{}
-	if err == nil {
-		err = json.Unmarshal(body, review)
-	}
-	if err != nil || review.Request == nil {
-		http.Error(w, "not an AdmissionReview", http.StatusBadRequest)
-		return
-	}
-	req := review.Request
-	resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
-	if why, err := h.review(r.Context(), req); err != nil {
-		resp.Allowed, resp.Result = false, &metav1.Status{Code: http.StatusInternalServerError, Message: err.Error()}
-	} else if why != "" {
-		resp.Allowed, resp.Result = false, &metav1.Status{Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden, Message: why}
-	}
-	review.Response, review.Request = resp, nil
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(review)
+	admissionreview.Serve(w, r, func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		resp := &admissionv1.AdmissionResponse{Allowed: true}
+		if why, err := h.review(r.Context(), req); err != nil {
+			resp.Allowed, resp.Result = false, &metav1.Status{Code: http.StatusInternalServerError, Message: err.Error()}
+		} else if why != "" {
+			resp.Allowed, resp.Result = false, &metav1.Status{Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden, Message: why}
+		}
+		return resp
+	})
 }
 
 // review says why req's author may not make the Stage it carries.

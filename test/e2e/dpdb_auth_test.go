@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,9 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 )
 
 // TestDPDBWebhookServesOnlyAPIServer: the dpdb webhook's port refuses, in
@@ -33,9 +35,13 @@ func TestDPDBWebhookServesOnlyAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := regexp.MustCompile(`(?m)^\s*dpdbWebhook: (\d+)$`).FindSubmatch(config)
-	if port == nil {
-		t.Fatalf("no dpdbWebhook port in cluster.yaml:\n%s", config)
+	var cluster v1alpha1.Cluster
+	if err := yaml.Unmarshal(config, &cluster); err != nil || cluster.Status == nil {
+		t.Fatalf("cluster.yaml: %v", err)
+	}
+	port := cluster.Status.Ports.Get("dpdb-controller", "")
+	if port == 0 {
+		t.Fatalf("no dpdb-controller port in cluster.yaml:\n%s", config)
 	}
 	caPEM, err := os.ReadFile(filepath.Join(dir, "pki", "ca.crt"))
 	if err != nil {
@@ -53,7 +59,7 @@ func TestDPDBWebhookServesOnlyAPIServer(t *testing.T) {
 	for name, certs := range map[string][]tls.Certificate{"anonymous": nil, "the admin's certificate": {adminCert}} {
 		hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 			TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: certs, MinVersion: tls.VersionTLS12}}}
-		resp, err := hc.Post(fmt.Sprintf("https://127.0.0.1:%s/evict", port[1]), "application/json", strings.NewReader(review))
+		resp, err := hc.Post(fmt.Sprintf("https://127.0.0.1:%d/evict", port), "application/json", strings.NewReader(review))
 		if err == nil {
 			resp.Body.Close()
 			t.Errorf("%s POST /evict: %s, want refused at TLS", name, resp.Status)

@@ -188,3 +188,28 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: mallory}]
 	e.apply(deletePods) // an admin's
 	e.apply(writes)
 }
+
+// The Stages of a cluster's stageFiles are made by bootstrap at every
+// start, before the author check is served again: they are the admin's,
+// and the check never stands in their way (a start would otherwise wait
+// on it for ever).
+func TestStageFilesAcrossAStart(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	stage := filepath.Join(dir, "stage.yaml")
+	writeFile(t, stage, []byte(configMapStage("from-file", "ConfigMap", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: copy, namespace: default}\n", "")))
+	cfg := filepath.Join(dir, "cluster.yaml")
+	writeFile(t, cfg, []byte("apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nstageFiles: ["+stage+"]\n"))
+	e.createCluster("files", "--config", cfg)
+	e.kubectl("get", "stage", "from-file")
+	e.kubectl("delete", "stage", "from-file")
+	e.must("stop", "cluster", "--name", "files")
+	e.must("start", "cluster", "--name", "files")
+	e.kubectl("get", "stage", "from-file") // made again at the start
+	// And the check is served again, at its new port.
+	e.apply(malloryRole)
+	hers := configMapStage("hers", "Secret", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\n", "")
+	if r := e.applyAs("mallory", hers); r.code == 0 || !strings.Contains(r.stderr, "mallory may not get secrets") {
+		t.Errorf("after the start, mallory's Stage on Secrets: %s", r)
+	}
+}
