@@ -73,6 +73,10 @@ func right(verb, group, resource, sub, name, why string) authorRight {
 // wildcard), since which resource they will be is not known.
 func authorRights(s *v1alpha1.Stage, mapper meta.RESTMapper) ([]authorRight, error) {
 	w, err := wantsOf(s, mapper)
+	if r, ok := mapper.(meta.ResettableRESTMapper); ok && err == nil && len(w.unserved) > 0 {
+		r.Reset() // a CRD may have arrived since discovery was cached
+		w, err = wantsOf(s, mapper)
+	}
 	if err != nil {
 		return nil, err
 	}
