@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/kubesim/kubesim/internal/cli"
-	"github.com/kubesim/kubesim/internal/components"
+	"github.com/kubesim/kubesim/internal/entrypoint"
 )
 
 func main() {
@@ -14,7 +14,7 @@ func main() {
 	// binary as one control-plane process; it bypasses the CLI entirely so
 	// each upstream component parses its own flags.
 	if len(os.Args) > 2 && os.Args[1] == "component" {
-		os.Exit(components.Run(os.Args[2], os.Args[3:]))
+		os.Exit(entrypoint.Run(os.Args[2], os.Args[3:]))
 	}
 	os.Exit(cli.Main(os.Args[1:]))
 }

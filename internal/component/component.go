@@ -20,9 +20,9 @@ import (
 // Component is one process of the control plane.
 type Component struct {
 	Name string
-	// Main, if set, is the process's entry point (`kubesim component NAME
-	// ARGS`), returning its exit code; internal/components provides the
-	// upstream ones and etcd's.
+	// Main is the process's entry point (`kubesim component NAME ARGS`,
+	// internal/entrypoint), returning its exit code: component.Main for
+	// typed options, an upstream command for the upstream components.
 	Main func(args []string) int
 	// Args are the arguments after `kubesim component NAME`, derived from
 	// the cluster config each time the component (re)starts.

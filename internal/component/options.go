@@ -59,6 +59,18 @@ func ParseArgs(component string, opts Options, args []string) error {
 	return nil
 }
 
+// Main is the Main of one of kubesim's own components: its typed options,
+// from defaults, parsed from the command line, then run (RunOwn).
+func Main[O any, P interface {
+	*O
+	Options
+}](name string, defaults func() O, run func(context.Context, O) error) func(args []string) int {
+	return func(args []string) int {
+		opts := defaults()
+		return RunOwn(name, P(&opts), args, func(ctx context.Context) error { return run(ctx, opts) })
+	}
+}
+
 // RunOwn runs one of kubesim's own components: it parses the component's
 // typed options from args, then runs it until SIGTERM or SIGINT. A bad
 // argument exits 2, a failure 1, each with one line naming the component.

@@ -1,8 +1,12 @@
 // Package controlplane is a cluster's control plane as a table of
-// components: etcd and the upstream components with their command lines,
-// readiness and the files they read, assembled with the entries kubesim's
-// own features declare (kubeletsim, descheduler, dpdb; see
-// internal/component), and the bootstrap that writes what they need into
-// the API before they start. The supervisor (internal/supervisor) runs the
-// table; the credentials it uses are internal/credentials'.
+// components (table.go): etcd and the upstream components, a file each
+// with its entry, command line, the files it reads, its readiness and its
+// process's main (etcd.go, apiserver.go, controllermanager.go,
+// scheduler.go), then the entries kubesim's own features declare
+// (kubeletsim, descheduler, dpdb, usage; see internal/component for the
+// declaration). Beside them: the bootstrap that writes what the components
+// need into the API before they start, ports, the egress proxy's
+// configuration and the upgrade of a cluster made by an older kubesim. The
+// supervisor (internal/supervisor) runs the table, internal/entrypoint runs
+// one entry's process; the credentials are internal/credentials'.
 package controlplane

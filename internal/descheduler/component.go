@@ -27,7 +27,7 @@ var identity = component.Identity{File: ComponentName, User: "kubesim:deschedule
 func Component() component.Component {
 	return component.Component{
 		Name:         ComponentName,
-		Main:         runComponent,
+		Main:         component.Main(ComponentName, DefaultComponentOptions, deschedule),
 		Args:         component.OwnArgs(componentOptions),
 		Enabled:      func(c *v1alpha1.Cluster) bool { return c.Descheduler.Enabled() },
 		Prepare:      writePolicy,
@@ -68,15 +68,8 @@ func writePolicy(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	return pki.WriteFile(d.DeschedulerPolicy(), []byte(c.Status.DeschedulerPolicy))
 }
 
-// runComponent runs descheduling cycles every interval with the policy
+// deschedule runs descheduling cycles every interval with the policy
 // until SIGTERM or SIGINT, logging each eviction and refusal.
-func runComponent(args []string) int {
-	opts := DefaultComponentOptions()
-	return component.RunOwn(ComponentName, &opts, args, func(ctx context.Context) error {
-		return deschedule(ctx, opts)
-	})
-}
-
 func deschedule(ctx context.Context, opts ComponentOptions) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
 	if err != nil {

@@ -1,8 +1,6 @@
 package dpdb
 
 import (
-	"context"
-
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/deploy"
 	"github.com/kubesim/kubesim/internal/clusterdir"
@@ -30,7 +28,7 @@ const FederationUser = "kubesim:dpdb-federation"
 func Component() component.Component {
 	return component.Component{
 		Name:         ComponentName,
-		Main:         runComponent,
+		Main:         component.Main(ComponentName, DefaultOptions, Run),
 		Args:         component.OwnArgs(componentOptions),
 		Enabled:      func(c *v1alpha1.Cluster) bool { return !c.DisableDPDBController },
 		Prepare:      followWebhookPort,
@@ -49,14 +47,6 @@ func Component() component.Component {
 		},
 		CRDs: [][]byte{deploy.DPDBCRD},
 	}
-}
-
-// runComponent runs the controller until SIGTERM or SIGINT.
-func runComponent(args []string) int {
-	opts := DefaultOptions()
-	return component.RunOwn(ComponentName, &opts, args, func(ctx context.Context) error {
-		return Run(ctx, opts)
-	})
 }
 
 func componentOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *Options {

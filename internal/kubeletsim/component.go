@@ -1,8 +1,6 @@
 package kubeletsim
 
 import (
-	"context"
-
 	corev1 "k8s.io/api/core/v1"
 
 	kubesimv1alpha1 "github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
@@ -27,7 +25,7 @@ var identity = component.Identity{File: ComponentName, User: "kubesim:kubelet-si
 func Component() component.Component {
 	return component.Component{
 		Name:    ComponentName,
-		Main:    runComponent,
+		Main:    component.Main(ComponentName, componentDefaults, Run),
 		Args:    component.OwnArgs(componentOptions),
 		Enabled: func(c *kubesimv1alpha1.Cluster) bool { return !c.DisableKubeletSim },
 		// A Stage's author must hold what it has the simulator hold
@@ -45,13 +43,12 @@ func Component() component.Component {
 	}
 }
 
-// runComponent runs the kubelet simulator against the cluster of a kubeconfig.
-func runComponent(args []string) int {
-	opts := DefaultOptions()
-	opts.Version = version.Version
-	return component.RunOwn(ComponentName, &opts, args, func(ctx context.Context) error {
-		return Run(ctx, opts)
-	})
+// componentDefaults are the simulator's options before its command line:
+// DefaultOptions, reporting kubesim's version.
+func componentDefaults() Options {
+	o := DefaultOptions()
+	o.Version = version.Version
+	return o
 }
 
 func componentOptions(d clusterdir.Dir, c *kubesimv1alpha1.Cluster) *Options {

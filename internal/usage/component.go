@@ -1,7 +1,6 @@
 package usage
 
 import (
-	"context"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -42,7 +41,7 @@ var kubeletRoute = component.Route{Port: kubeletsim.DefaultKubeletPort, Socket: 
 func Component() component.Component {
 	return component.Component{
 		Name:         ComponentName,
-		Main:         runComponent,
+		Main:         component.Main(ComponentName, DefaultOptions, Run),
 		Args:         component.OwnArgs(componentOptions),
 		Enabled:      func(c *v1alpha1.Cluster) bool { return !c.Usage.Disabled },
 		StartAfter:   "etcd",
@@ -97,13 +96,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.KubeletClient, "kubelet-client-name", o.KubeletClient, "common name of the API server's kubelet client certificate")
 	fs.IntVar(&o.DefaultRequestPercent, "default-request-percent", o.DefaultRequestPercent, "usage of a container without declared usage, in percent of its requests")
 	fs.DurationVar(&o.Window, "window", o.Window, "longest window a metric claims")
-}
-
-func runComponent(args []string) int {
-	opts := DefaultOptions()
-	return component.RunOwn(ComponentName, &opts, args, func(ctx context.Context) error {
-		return Run(ctx, opts)
-	})
 }
 
 func componentOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *Options {

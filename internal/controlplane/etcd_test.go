@@ -1,17 +1,15 @@
-package components
+package controlplane
 
 import (
 	"testing"
 
 	"go.etcd.io/etcd/server/v3/embed"
-
-	"github.com/kubesim/kubesim/internal/controlplane"
 )
 
 // embed.NewConfig leaves the slow-request threshold at zero, which makes
 // etcd format every request for a warning nobody logs.
 func TestEtcdConfigFormatsNoRequestForUnloggedWarnings(t *testing.T) {
-	cfg, err := etcdConfig(controlplane.EtcdOptions{ClientURL: "https://127.0.0.1:2379", PeerURL: "https://127.0.0.1:2380"})
+	cfg, err := etcdConfig(EtcdOptions{ClientURL: "https://127.0.0.1:2379", PeerURL: "https://127.0.0.1:2380"})
 	if err != nil {
 		t.Fatal(err)
 	}

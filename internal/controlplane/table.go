@@ -4,6 +4,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
+	"k8s.io/component-base/cli"
+
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/component"
@@ -13,26 +16,21 @@ import (
 	"github.com/kubesim/kubesim/internal/usage"
 )
 
-// Names of the upstream processes of a cluster, as `kubesim component
-// NAME` runs them and as their logs are called. kubesim's own components
-// are named by their packages (kubeletsim.ComponentName, …).
-const (
-	Etcd                  = "etcd"
-	KubeAPIServer         = "kube-apiserver"
-	KubeControllerManager = "kube-controller-manager"
-	KubeScheduler         = "kube-scheduler"
-)
-
 // Components is the control plane, in start order: etcd and the upstream
-// components, then one entry for each of kubesim's own, declared by the
-// package that owns it. A new component is one line here.
+// components (a file each in this package), then one entry for each of
+// kubesim's own, declared by the package that owns it. A new component is
+// one line here.
 func Components() []component.Component {
-	return append(upstreamComponents(),
+	return []component.Component{
+		etcdComponent(),
+		apiServerComponent(),
+		controllerManagerComponent(),
+		schedulerComponent(),
 		kubeletsim.Component(),
 		descheduler.Component(),
 		dpdb.Component(),
 		usage.Component(),
-	)
+	}
 }
 
 // UpstreamComponents are the components built from k8s.io/kubernetes,
@@ -83,4 +81,15 @@ func CommandLine(comp component.Component, d clusterdir.Dir, c *v1alpha1.Cluster
 func flagName(arg string) string {
 	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
 	return name
+}
+
+// upstreamMain is the Main of an upstream component: its own cobra
+// command parses its flags, sets up logging and signals, and runs until
+// terminated.
+func upstreamMain(newCommand func() *cobra.Command) func(args []string) int {
+	return func(args []string) int {
+		cmd := newCommand()
+		cmd.SetArgs(args)
+		return cli.Run(cmd)
+	}
 }

@@ -1,4 +1,4 @@
-package components
+package controlplane
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package components
+package controlplane
 
 import (
 	"context"
@@ -12,21 +12,23 @@ import (
 // it returns once the file is there, and soon after, not before.
 func TestControllerManagerWaitsForSetUp(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "kube-apiserver.set-up")
-	written := make(chan time.Time, 1)
+	writing := make(chan time.Time, 1)
 	go func() {
 		time.Sleep(100 * time.Millisecond) // the API server's bootstrap, simulated
+		writing <- time.Now()              // before the write: a wait that returns before it is early
 		if err := os.WriteFile(file, nil, 0o600); err != nil {
 			t.Error(err)
 		}
-		written <- time.Now()
 	}()
 	if !waitForFile(context.Background(), file, 30*time.Second) {
 		t.Fatal("the set-up file was written, yet the wait says it was not")
 	}
-	if _, err := os.Stat(file); err != nil {
-		t.Fatalf("returned before the set-up file was written: %v", err)
+	returned := time.Now()
+	wrote := <-writing
+	if returned.Before(wrote) {
+		t.Fatalf("returned %s before the set-up file was written", wrote.Sub(returned))
 	}
-	if late := time.Since(<-written); late > 900*time.Millisecond {
+	if late := returned.Sub(wrote); late > 900*time.Millisecond {
 		t.Errorf("returned %s after the set-up file was written", late)
 	}
 	if waitForFile(context.Background(), filepath.Join(t.TempDir(), "never"), 50*time.Millisecond) {

@@ -135,3 +135,12 @@ func TestCertificateFilesAreDistinct(t *testing.T) {
 		}
 	}
 }
+
+// Every entry is a process `kubesim component NAME` can run.
+func TestEveryEntryHasItsMain(t *testing.T) {
+	for _, comp := range Components() {
+		if comp.Main == nil {
+			t.Errorf("%s has no Main: `kubesim component %s` could not run it", comp.Name, comp.Name)
+		}
+	}
+}

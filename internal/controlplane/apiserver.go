@@ -1,0 +1,244 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/component"
+	"github.com/kubesim/kubesim/internal/credentials"
+	"github.com/kubesim/kubesim/internal/pki"
+)
+
+// KubeAPIServer is upstream's kube-apiserver, unchanged but for its
+// command line and the files it reads: its entry, arguments, files and
+// readiness. Bootstrap (bootstrap.go) sets it up once it serves.
+const KubeAPIServer = "kube-apiserver"
+
+// apiServerComponent is the API server's entry.
+func apiServerComponent() component.Component {
+	return component.Component{
+		Name: KubeAPIServer,
+		Main: upstreamMain(apiserver.NewAPIServerCommand),
+		Args: apiServerArgs, Ready: apiServerServing, Setup: bootstrapThenReady, Prepare: writeAPIServerFiles, Barrier: true,
+		Ports:        []string{""},
+		ClientCerts:  []component.Identity{apiServerWebhookClient},
+		MemoryWeight: 45,
+		// As it starts, the API server closes etcd clients it made
+		// for a while (probes, each resource's storage) while gRPC
+		// still dials them: not etcd failing, which says otherwise
+		// (connection refused, no such file).
+		Quiet: []*regexp.Regexp{regexp.MustCompile(`grpc: addrConn\.createTransport failed to connect to .*(use of closed network connection|operation was canceled)`)}}
+}
+
+// apiServerWebhookClient is the certificate the API server presents to
+// webhooks (admissionConfigFile): kubesim's own accept no other caller.
+var apiServerWebhookClient = component.Identity{File: "apiserver-webhook-client", User: credentials.APIServerWebhookClientUser}
+
+func apiServerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
+	return []string{
+		"--bind-address=" + credentials.Loopback,
+		"--secure-port=" + strconv.Itoa(c.Status.Ports.APIServer()),
+		// Over etcd's unix socket, without TLS: every write, and every
+		// event of every watch, would otherwise be encrypted and decrypted
+		// twice on the same machine, and each of the API server's ~70
+		// storage clients would make a TLS handshake at start.
+		"--etcd-servers=unix://" + EtcdSocket(d),
+		"--client-ca-file=" + credentials.CAFile(d),
+		"--tls-cert-file=" + credentials.Path(d, credentials.APIServer+".crt"),
+		"--tls-private-key-file=" + credentials.Path(d, credentials.APIServer+".key"),
+		"--authorization-mode=Node,RBAC",
+		"--enable-admission-plugins=NodeRestriction",
+		"--admission-control-config-file=" + admissionConfigFile(d),
+		"--default-not-ready-toleration-seconds=" + tolerationSeconds(c),
+		"--default-unreachable-toleration-seconds=" + tolerationSeconds(c),
+		"--service-account-issuer=https://" + credentials.KubernetesServiceDomain,
+		"--service-account-key-file=" + credentials.Path(d, "sa.pub"),
+		"--service-account-signing-key-file=" + credentials.Path(d, "sa.key"),
+		"--service-cluster-ip-range=" + c.Networking.ServiceSubnet,
+		"--allow-privileged=true",
+		"--audit-policy-file=" + d.AuditPolicy(),
+		"--audit-log-path=" + d.Log(AuditLog),
+		"--audit-log-maxsize=100",
+		"--audit-log-maxbackup=3",
+		// Batched: events are written by a background worker, not one
+		// write per request on the request's path.
+		"--audit-log-mode=batch",
+		"--egress-selector-config-file=" + egressConfigFile(d),
+		// The aggregation layer (metrics.k8s.io, served by usage-metrics):
+		// the API server proxies to an aggregated API with the client
+		// certificate it presents to kubesim's webhooks, asserting the
+		// user in headers that the aggregated server trusts from it alone.
+		"--requestheader-client-ca-file=" + credentials.CAFile(d),
+		"--requestheader-allowed-names=" + credentials.APIServerWebhookClientUser,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file=" + credentials.Path(d, apiServerWebhookClient.File+".crt"),
+		"--proxy-client-key-file=" + credentials.Path(d, apiServerWebhookClient.File+".key"),
+		// Nodes are reached by address, through the egress proxy, which
+		// connects their kubelet port to usage-metrics (KWOK's Metric
+		// paths) or refuses it: never by name, which the host's DNS would
+		// be asked. The API server presents the same client certificate
+		// to kubelets as to webhooks and aggregated APIs; it does not
+		// verify a kubelet's (no --kubelet-certificate-authority): a
+		// simulated node's address is no name a certificate could carry.
+		"--kubelet-preferred-address-types=InternalIP",
+		"--kubelet-client-certificate=" + credentials.Path(d, apiServerWebhookClient.File+".crt"),
+		"--kubelet-client-key=" + credentials.Path(d, apiServerWebhookClient.File+".key"),
+		// Pods are read and watched from etcd, not from a watch cache. The
+		// cache holds every pod and, for the last 75 s of writes, each
+		// version a write replaced: at 10,000 pods 1.5 of the API server's
+		// 2.4 GB. Without it pod writes cost a few percent more CPU (a read
+		// from etcd per update, a decode per watcher); what a list or watch
+		// returns is the same. extraArgs kube-apiserver
+		// --watch-cache-sizes= brings it back.
+		"--watch-cache-sizes=pods#0",
+	}
+}
+
+func tolerationSeconds(c *v1alpha1.Cluster) string {
+	return strconv.Itoa(int(c.NodeLifecycle.PodEvictionToleration.Duration / time.Second))
+}
+
+// AuditLog is the name of the API server's audit log.
+const AuditLog = "audit"
+
+// DefaultAuditPolicy records the metadata of every write, leaving out the
+// constant churn of Lease renewals and Events, which would drown the rest,
+// and the writes every pod takes from the system rather than from anyone's
+// decision: the scheduler's binding and the simulated kubelet's status
+// writes (two of a pod's three writes, whose records cost the API server
+// CPU a simulation is short of).
+const DefaultAuditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: None
+  verbs: ["get", "list", "watch"]
+- level: None
+  resources:
+  - group: coordination.k8s.io
+    resources: ["leases"]
+  - group: ""
+    resources: ["events"]
+  - group: events.k8s.io
+    resources: ["events"]
+- level: None
+  userGroups: ["system:nodes"]
+  verbs: ["patch", "update"]
+  resources:
+  - group: ""
+    resources: ["nodes/status", "pods/status"]
+- level: None
+  users: ["system:kube-scheduler"]
+  verbs: ["create"]
+  resources:
+  - group: ""
+    resources: ["pods/binding"]
+- level: Metadata
+`
+
+// writeAPIServerFiles writes the API server's audit policy, egress
+// selector configuration and admission configuration.
+func writeAPIServerFiles(d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	if err := pki.WriteFile(d.AuditPolicy(), []byte(c.Status.AuditPolicy)); err != nil {
+		return err
+	}
+	if err := writeAdmissionConfig(d); err != nil {
+		return err
+	}
+	return os.WriteFile(egressConfigFile(d), fmt.Appendf(nil, egressConfig, egressSocket(d)), 0o600)
+}
+
+// The API server presents its webhook client certificate when it calls
+// validating webhooks: the kubeconfig of the webhook admission plugin
+// names, per host:port called, the credentials to use.
+const admissionConfig = `apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: ValidatingAdmissionWebhook
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: %s
+`
+
+func admissionConfigFile(d clusterdir.Dir) string { return filepath.Join(d.Path, "admission.yaml") }
+func webhookKubeconfigFile(d clusterdir.Dir) string {
+	return filepath.Join(d.Path, "admission-webhook-kubeconfig.yaml")
+}
+
+// writeAdmissionConfig writes the admission configuration and the
+// kubeconfig it names. Its one user is "*", any webhook: the dpdb
+// webhook's port may move while the API server runs (the controller
+// re-registers it), and the API server reads this file only at start. A
+// webhook of the user's is shown the certificate too, which gives it
+// nothing: the key stays here.
+func writeAdmissionConfig(d clusterdir.Dir) error {
+	kubeconfig := clientcmdapi.NewConfig()
+	kubeconfig.AuthInfos["*"] = &clientcmdapi.AuthInfo{
+		ClientCertificate: credentials.Path(d, apiServerWebhookClient.File+".crt"),
+		ClientKey:         credentials.Path(d, apiServerWebhookClient.File+".key"),
+	}
+	data, err := clientcmd.Write(*kubeconfig)
+	if err != nil {
+		return err
+	}
+	if err := pki.WriteFile(webhookKubeconfigFile(d), data); err != nil {
+		return err
+	}
+	return pki.WriteFile(admissionConfigFile(d), fmt.Appendf(nil, admissionConfig, webhookKubeconfigFile(d)))
+}
+
+// APIServerSetUpFile exists once kubesim has bootstrapped the API server
+// (bootstrapThenReady): the RBAC policy and CRDs are there and it is ready.
+// The controller-manager waits for it before it builds its controllers.
+// The supervisor removes it as it starts (not as the API server restarts:
+// what bootstrap wrote stays in etcd).
+func APIServerSetUpFile(d clusterdir.Dir) string {
+	return filepath.Join(d.Path, "kube-apiserver.set-up")
+}
+
+// APIServerReady asks the API server's /readyz endpoint, as the admin.
+func APIServerReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	return askAPIServer(ctx, d, c, APIServerReadyPath())
+}
+
+// APIServerReadyPath is the API server's readiness without the post-start
+// hooks whose objects kubesim writes itself (upstreamBootstrapHooks).
+func APIServerReadyPath() string {
+	return "/readyz?exclude=" + strings.Join(upstreamBootstrapHooks, "&exclude=")
+}
+
+// apiServerServing asks whether the API server serves requests and reaches
+// etcd; its post-start hooks (a fifth of a second of its start) may still
+// run, and bootstrap writes meanwhile.
+func apiServerServing(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	return askAPIServer(ctx, d, c, "/readyz/etcd")
+}
+
+func askAPIServer(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster, path string) error {
+	client, err := credentials.AdminHTTPClient(d)
+	if err != nil {
+		return err
+	}
+	return getOK(ctx, client, credentials.APIServerURL(c)+path)
+}
+
+// ProbeReadyz asks the API server's /readyz with client (the admin's).
+func ProbeReadyz(ctx context.Context, client *http.Client, c *v1alpha1.Cluster) error {
+	return getOK(ctx, client, credentials.APIServerURL(c)+"/readyz")
+}
