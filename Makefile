@@ -2,10 +2,13 @@
 # 1.26.8 with GOTOOLCHAIN=local, which ignores go.mod's toolchain line)
 # fetches it from the module proxy.
 export GOTOOLCHAIN ?= go1.27.3
+# GNU make before 4.4 does not export variables to $(shell …): its go
+# calls name the toolchain themselves, or they would run the local one.
+SHELL_GO := GOTOOLCHAIN=$(GOTOOLCHAIN) go
 
 # kubesim's build. The upstream components report the version stamped here;
 # without it they say v0.0.0-master and real clients (kubectl) refuse them.
-KUBE_VERSION := $(shell go list -m -f '{{.Version}}' k8s.io/kubernetes)
+KUBE_VERSION := $(shell $(SHELL_GO) list -m -f '{{.Version}}' k8s.io/kubernetes)
 KUBE_MINOR   := $(word 2,$(subst ., ,$(KUBE_VERSION)))
 VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
@@ -40,7 +43,7 @@ PATCHED_PKGS := $(sort $(foreach p,$(PATCHES),$(shell sed -n '/\/testdata\//d; s
 # At scale 1 the clock costs one compare. overlay.sh refuses a toolchain the
 # diff was not written for. Every build, vet and test below uses it: one
 # build cache, not two.
-GO_VERSION    := $(shell go env GOVERSION)
+GO_VERSION    := $(shell $(SHELL_GO) env GOVERSION)
 CLOCK_PATCHES := $(sort $(wildcard patches/go/$(GO_VERSION)/*.diff))
 GOCLOCK       := $(CURDIR)/build/goclock
 GO            := $(GOCLOCK)/go
@@ -48,7 +51,7 @@ LDFLAGS       += -X github.com/kubesim/kubesim/internal/version.Clock=$(subst $(
 
 CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.21.0
 
-.PHONY: build install cluster test lint unit e2e kubesimtest bench clean generate prod-small
+.PHONY: stamps build install cluster test lint unit e2e kubesimtest bench clean generate prod-small
 
 # Modules of their own, which ./... does not reach: the API types (a leaf
 # that the others require through a replace), the public test helper (its
@@ -59,12 +62,18 @@ UNIT_NESTED := apis
 NESTED_TEST = @for m in $(NESTED); do echo "go test ($$m)"; \
 	KUBESIM_BINARY=$(BIN) $(GO) -C $$m test -count=1 -timeout 20m ./... || exit 1; done
 
+# A value left empty would build a binary whose every command fails
+# (the upstream components refuse an empty version): refuse it here.
+stamps:
+	@test -n "$(KUBE_VERSION)" || { echo "make: no k8s.io/kubernetes version read from go.mod: does 'GOTOOLCHAIN=$(GOTOOLCHAIN) go list -m k8s.io/kubernetes' work here?" >&2; exit 1; }
+	@test -n "$(CLOCK_PATCHES)" || { echo "make: no clock patch under patches/go/ for $(GO_VERSION): kubesim is built with $(GOTOOLCHAIN) (set GOTOOLCHAIN to it)" >&2; exit 1; }
+
 ## build: bin/kubesim
-build: $(MODFILE) $(GO)
+build: stamps $(MODFILE) $(GO)
 	$(GO) build $(GOMOD) -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubesim
 
 ## install: kubesim into $(go env GOPATH)/bin
-install: $(MODFILE) $(GO)
+install: stamps $(MODFILE) $(GO)
 	$(GO) install $(GOMOD) -ldflags "$(LDFLAGS)" ./cmd/kubesim
 
 # Every directory under patches/ is a prerequisite too: removing or renaming
@@ -88,7 +97,7 @@ $(GO): patches/go/overlay.sh $(CLOCK_PATCHES)
 
 ## cluster: build, then create the cluster "kubesim" and make it kubectl's context
 cluster: build
-	$(BIN) create cluster
+	$(BIN) create cluster --nodes 3
 
 ## test: lint, unit tests, and end-to-end tests against real control planes
 ## (test/e2e is behind the build tag e2e: plain `go test ./...` is the unit suite)
@@ -124,7 +133,7 @@ generate:
 bench: build
 	$(BIN) bench create
 
-## prod-small: examples/prod-small.yaml anew, exported from a cluster made of
+## prod-small: examples/upgrade-rehearsal/prod-small.yaml anew, exported from a cluster made of
 ## examples/upgrade-rehearsal/prod-small-cluster.yaml and workloads.yaml
 prod-small: build
 	KUBESIM=$(BIN) examples/upgrade-rehearsal/make-prod-small.sh

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Makes examples/prod-small.yaml, the snapshot upgrade-rehearsal.yaml clones:
+# Makes examples/upgrade-rehearsal/prod-small.yaml, the snapshot upgrade-rehearsal.yaml clones:
 # a kubesim cluster shaped like a small production one
 # (prod-small-cluster.yaml), the 20 workloads of workloads.yaml on it, every
 # pod Running, then `kubesim snapshot export` of it. Run it again after
@@ -30,4 +30,4 @@ fi
 {
 	echo "# Made by examples/upgrade-rehearsal/make-prod-small.sh (make prod-small): edit its inputs, not this file."
 	cat "$home/prod-small.yaml"
-} >../prod-small.yaml
+} >prod-small.yaml

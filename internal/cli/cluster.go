@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/cluster"
+	"github.com/kubesim/kubesim/internal/manifest"
 )
 
 const defaultWait = 3 * time.Minute
@@ -60,6 +61,10 @@ func newCreateClusterCommand() *cobra.Command {
 				return err
 			}
 			f.nodeFlags.template = c.NodeTemplate // the flag's, or the config's
+			f.nodeFlags.from(cmd)
+			if !cmd.Flags().Changed("node-template") && f.config != "" {
+				f.nodeFlags.templateFrom = "nodeTemplate (--config " + f.config + ")"
+			}
 			nodes, err := f.nodeFlags.options(cmd.ErrOrStderr(), c.Nodes, f.wait)
 			if err != nil {
 				return err
@@ -91,7 +96,7 @@ func loadConfigFlag(path string) (*v1alpha1.Cluster, error) {
 	case errors.As(err, &unreadable): // it names the file already
 		return nil, fmt.Errorf("--config: %w", err)
 	case err != nil:
-		return nil, fmt.Errorf("--config %s: %w", path, err)
+		return nil, fmt.Errorf("--config %w", manifest.InFile(path, err))
 	}
 	return c, nil
 }

@@ -15,7 +15,7 @@ func TestLoadConfigFlagNamesTheFlag(t *testing.T) {
 	missing := filepath.Join(dir, "missing.yaml")
 	for path, want := range map[string]string{
 		missing: "--config: open " + missing + ": no such file or directory",
-		bad:     "--config " + bad + `: unknown field "nodez"`,
+		bad:     "--config " + bad + `:3: unknown field "nodez"`,
 	} {
 		if _, err := loadConfigFlag(path); err == nil || err.Error() != want {
 			t.Errorf("loadConfigFlag(%s) = %v, want %q", path, err, want)

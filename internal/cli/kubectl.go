@@ -3,7 +3,9 @@ package cli
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/kubesim/kubesim/internal/clusterclock"
 
@@ -44,7 +46,7 @@ func newKubectlCommand() *cobra.Command {
 				if !given {
 					fmt.Fprintln(cmd.ErrOrStderr(), target)
 				}
-				return err
+				return p.Missing(target, err)
 			}
 			// On the cluster's clock, so that ages and timeouts are in
 			// its time.
@@ -53,6 +55,8 @@ func newKubectlCommand() *cobra.Command {
 					return err
 				}
 			}
+			// kubectl's Ctrl-C is kubectl's: its own handlers, else the end.
+			signal.Reset(os.Interrupt, syscall.SIGTERM)
 			streams := genericiooptions.IOStreams{In: cmd.InOrStdin(), Out: cmd.OutOrStdout(), ErrOut: cmd.ErrOrStderr()}
 			runKubectl(streams, kubeconfig, args)
 			return nil

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -22,11 +23,8 @@ import (
 // Main runs the CLI with args and returns the exit code. Errors are printed
 // as one line, never as a usage dump or a stack trace.
 func Main(args []string) int {
-	// The first Ctrl-C asks the command to wind up (a stop kills at once
-	// rather than waiting); a second one ends kubesim as it would anyway.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interrupts(os.Stderr)
 	defer stop()
-	context.AfterFunc(ctx, stop)
 	root := NewRootCommand()
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
@@ -35,6 +33,37 @@ func Main(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// interrupts is the command's context, cancelled by the first Ctrl-C (or
+// SIGTERM): the command winds up, and its clean-up (a run's clusters) goes
+// on, a stop killing at once rather than waiting. A second says so and
+// goes on cleaning up; only a third leaves at once, saying what may be
+// left, with exit status 130.
+func interrupts(stderr io.Writer) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 3)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		for n := 1; ; n++ {
+			if _, ok := <-sigs; !ok {
+				return
+			}
+			switch n {
+			case 1:
+				cancel()
+			case 2:
+				fmt.Fprintln(stderr, "kubesim: interrupted again: still winding up and cleaning up (clusters are killed, not stopped); interrupt once more to leave at once, unfinished")
+			default:
+				fmt.Fprintln(stderr, "kubesim: interrupted three times: leaving the clean-up unfinished; `kubesim get clusters` shows what is left, `kubesim delete cluster --name NAME` removes it")
+				os.Exit(130)
+			}
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		cancel()
+	}
 }
 
 // NewRootCommand builds the kubesim command tree.
@@ -157,7 +186,7 @@ func (f *clusterFlags) run(do func(cmd *cobra.Command, p *cluster.Provider, args
 			*seen = target
 			return errTargetOnly
 		}
-		return do(cmd, p, args)
+		return p.Missing(target, do(cmd, p, args))
 	}
 }
 

@@ -41,6 +41,7 @@ func newRunCommand() *cobra.Command {
 				return err
 			}
 			o.Provider, o.Out, o.Terminal = p, cmd.OutOrStdout(), isTerminal(cmd.OutOrStdout())
+			o.Kubeconfig = kubeconfig
 			// The summary is the output; upstream's log lines would be noise.
 			klog.SetOutput(io.Discard)
 			klog.LogToStderr(false)
@@ -57,6 +58,10 @@ func newRunCommand() *cobra.Command {
 	fl.StringVar(&o.Report, "report", "", "write a self-contained HTML report here")
 	fl.DurationVar(&o.Timeout, "timeout", 0, "bound the whole run, e.g. 30m: the step then running fails, the rest are not run, clusters are deleted (default: no bound; each step has its own timeout)")
 	fl.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig the clusters' contexts are written to (default $KUBECONFIG or ~/.kube/config)")
+	// A run of scenarios on several clocks runs each clock's in a `kubesim
+	// run` of its own, which hands its results back in this file.
+	fl.StringVar(&o.ResultsTo, "results-to", "", "")
+	_ = fl.MarkHidden("results-to")
 	return cmd
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/cluster"
+	"github.com/kubesim/kubesim/internal/manifest"
 	"github.com/kubesim/kubesim/internal/scale"
 )
 
@@ -23,6 +24,22 @@ func newScaleCommand() *cobra.Command {
 type nodeFlags struct {
 	template string
 	labels   []string
+	// templateFrom and labelsFrom are what the user gave them as, for
+	// errors to name: --node-template, its alias --template, or a
+	// Cluster file's nodeTemplate (default --node-template, --node-label).
+	templateFrom, labelsFrom string
+}
+
+// from names, for errors, the flags of cmd the template and labels were
+// given by: the aliases if only they were used.
+func (f *nodeFlags) from(cmd *cobra.Command) {
+	f.templateFrom, f.labelsFrom = "--node-template", "--node-label"
+	if fl := cmd.Flags(); fl.Lookup("template") != nil && fl.Changed("template") && !fl.Changed("node-template") {
+		f.templateFrom = "--template"
+	}
+	if fl := cmd.Flags(); fl.Lookup("label") != nil && fl.Changed("label") && !fl.Changed("node-label") {
+		f.labelsFrom = "--label"
+	}
 }
 
 func (f *nodeFlags) add(cmd *cobra.Command) {
@@ -42,19 +59,25 @@ const nodeTemplateUsage = "a v1 Node manifest the nodes are stamped from"
 // with progress written to progress.
 func (f *nodeFlags) options(progress io.Writer, replicas int, wait time.Duration) (scale.Options, error) {
 	o := scale.Options{Replicas: replicas, Wait: wait, Progress: progress, Terminal: isTerminal(progress)}
+	if f.templateFrom == "" {
+		f.templateFrom = "--node-template"
+	}
+	if f.labelsFrom == "" {
+		f.labelsFrom = "--node-label"
+	}
 	if f.template != "" {
 		data, err := os.ReadFile(f.template)
 		if err != nil {
-			return o, fmt.Errorf("--node-template: %w", err)
+			return o, fmt.Errorf("%s: %w", f.templateFrom, err)
 		}
 		if o.Template, err = scale.ParseTemplate(data); err != nil {
-			return o, fmt.Errorf("--node-template %s: %w", f.template, err)
+			return o, fmt.Errorf("%s %w", f.templateFrom, manifest.InFile(f.template, err))
 		}
 	}
 	for _, l := range f.labels {
 		k, v, ok := strings.Cut(l, "=")
 		if !ok || k == "" {
-			return o, fmt.Errorf("--node-label %q: want key=value", l)
+			return o, fmt.Errorf("%s %q: want key=value", f.labelsFrom, l)
 		}
 		if o.Group.Labels == nil {
 			o.Group.Labels = map[string]string{}
@@ -85,6 +108,7 @@ func newScaleNodeCommand() *cobra.Command {
 			if !cmd.Flags().Changed("replicas") {
 				return fmt.Errorf("--replicas: required, e.g. --replicas 10")
 			}
+			nodes.from(cmd)
 			o, err := nodes.options(cmd.ErrOrStderr(), replicas, wait)
 			if err != nil {
 				return err

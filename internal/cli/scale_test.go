@@ -11,8 +11,8 @@ import (
 func TestNodeTemplateMustBeOneNode(t *testing.T) {
 	dir := t.TempDir()
 	for file, want := range map[string]string{
-		"pod.yaml": "not a Node (kind: Pod)",
-		"two.yaml": "holds 2 documents (separated by ---); want one Node",
+		"pod.yaml": ":2: not a Node (kind: Pod)",
+		"two.yaml": ": holds 2 documents (separated by ---); want one Node",
 	} {
 		body := map[string]string{
 			"pod.yaml": "apiVersion: v1\nkind: Pod\nspec:\n  containers: []\n",
@@ -23,8 +23,8 @@ func TestNodeTemplateMustBeOneNode(t *testing.T) {
 			t.Fatal(err)
 		}
 		f := &nodeFlags{template: path}
-		if _, err := f.options(nil, 1, 0); err == nil || err.Error() != "--node-template "+path+": "+want {
-			t.Errorf("%s: %v, want --node-template %s: %s", file, err, path, want)
+		if _, err := f.options(nil, 1, 0); err == nil || err.Error() != "--node-template "+path+want {
+			t.Errorf("%s: %v, want --node-template %s%s", file, err, path, want)
 		}
 	}
 }

@@ -18,29 +18,29 @@ import (
 func TestSpecFlagsCoverClusterSpec(t *testing.T) {
 	fields := specFields(reflect.TypeFor[v1alpha1.ClusterSpec](), "")
 	byFlag := map[string]string{} // field → the flag that lands in it
-	for _, row := range specFlags {
+	for _, row := range allSpecFlags() {
 		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-		land := row.lands(fs, row.name, row.usage)
-		sample := map[string]string{"int": "7", "int32": "7", "bool": "true", "duration": "3s", "stringSlice": "a"}[fs.Lookup(row.name).Value.Type()]
+		land := row.Lands(fs, row.Name, row.Usage)
+		sample := map[string]string{"int": "7", "int32": "7", "bool": "true", "duration": "3s", "stringSlice": "a"}[fs.Lookup(row.Name).Value.Type()]
 		if sample == "" {
 			sample = "1Gi" // a string; a size for --memory-limit
 		}
-		if err := fs.Set(row.name, sample); err != nil {
-			t.Fatalf("--%s %s: %v", row.name, sample, err)
+		if err := fs.Set(row.Name, sample); err != nil {
+			t.Fatalf("--%s %s: %v", row.Name, sample, err)
 		}
 		var s v1alpha1.ClusterSpec
 		if err := land(&s); err != nil {
-			t.Fatalf("--%s %s: %v", row.name, sample, err)
+			t.Fatalf("--%s %s: %v", row.Name, sample, err)
 		}
 		set := setFields(t, &s)
 		if len(set) != 1 {
-			t.Errorf("--%s sets %v, want one field", row.name, set)
+			t.Errorf("--%s sets %v, want one field", row.Name, set)
 			continue
 		}
 		if other, ok := byFlag[set[0]]; ok {
-			t.Errorf("--%s and --%s both set %s", row.name, other, set[0])
+			t.Errorf("--%s and --%s both set %s", row.Name, other, set[0])
 		}
-		byFlag[set[0]] = row.name
+		byFlag[set[0]] = row.Name
 	}
 	for _, f := range onlyInFiles {
 		if !slices.Contains(fields, f) {

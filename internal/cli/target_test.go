@@ -176,3 +176,46 @@ func TestEveryCommandChoosesItsClusterByOneRule(t *testing.T) {
 		}
 	}
 }
+
+// A command that chose no cluster of the user's (no --name) and found
+// the default one gone says so, and which clusters there are, rather than
+// that "kubesim" does not exist: deleting the current context's cluster
+// unsets the current context, and the next command falls back to it.
+func TestGoneCurrentClusterListsTheOthers(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	t.Setenv("KUBESIM_HOME", home)
+	kubeconfig := filepath.Join(dir, "config")
+	t.Setenv("KUBECONFIG", kubeconfig)
+	run := func(args ...string) error {
+		root := NewRootCommand()
+		root.SetOut(&strings.Builder{})
+		root.SetErr(&strings.Builder{})
+		root.SetArgs(args)
+		return root.Execute()
+	}
+	choose := "clusters: a, b (use --name or kubectl config use-context kubesim-a)"
+	// No cluster at all: said so, with how to make one.
+	writeKubeconfig(t, kubeconfig, "", nil)
+	if err := run("stop", "cluster"); err == nil || err.Error() != `cluster "kubesim" does not exist, and there are no clusters (kubesim create cluster makes one)` {
+		t.Errorf("no clusters: %v", err)
+	}
+	fakeCluster(t, home, "a")
+	fakeCluster(t, home, "b")
+	for current, want := range map[string]string{
+		"":                `no current context (deleting the current context's cluster unsets it), and there is no cluster "kubesim" to default to; ` + choose,
+		"kubesim-kubesim": `the current context's cluster "kubesim" is gone, and there is no cluster "kubesim" to default to; ` + choose,
+		"kubesim-c":       `the current context's cluster "c" is gone, and there is no cluster "kubesim" to default to; ` + choose,
+		"prod":            `current context "prod" is not a kubesim cluster's, and there is no cluster "kubesim" to default to; ` + choose,
+	} {
+		writeKubeconfig(t, kubeconfig, current, map[string]string{"kubesim-kubesim": "CA of kubesim", "kubesim-c": "CA of c"})
+		for _, args := range [][]string{{"stop", "cluster"}, {"logs", "etcd"}, {"get", "kubeconfig"}, {"kubectl", "get", "ns"}} {
+			if err := run(args...); err == nil || err.Error() != want {
+				t.Errorf("kubesim %s, current context %q: %v, want %q", strings.Join(args, " "), current, err, want)
+			}
+		}
+	}
+	// --name is the user's choice: the plain error.
+	if err := run("stop", "cluster", "--name", "kubesim"); err == nil || err.Error() != `cluster "kubesim" does not exist (kubesim get clusters lists them)` {
+		t.Errorf("--name of a missing cluster: %v", err)
+	}
+}

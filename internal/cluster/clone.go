@@ -182,6 +182,11 @@ func (p *Provider) readCloneSource(ctx context.Context, c *v1alpha1.Cluster, opt
 	if c.FromContext != "" {
 		cfg, err := export.SourceConfig(p.Kubeconfig, c.FromContext)
 		if err != nil {
+			// SourceConfig names the context by snapshot export's flag;
+			// the user gave this one as --from-context.
+			if rest, ok := strings.CutPrefix(err.Error(), "--context "); ok {
+				return nil, errors.New("--from-context " + rest)
+			}
 			return nil, err
 		}
 		r, err := export.Export(ctx, export.Options{Config: cfg, Source: c.FromContext, Progress: p.Out, Terminal: opts.Nodes.Terminal})

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kubesim/kubesim/internal/manifest"
 )
 
 // writeConfig writes a config file for LoadConfig to read.
@@ -24,13 +26,15 @@ func TestLoadConfigRejectsUnknownFieldsByPath(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{"apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nworkers: 3\n", `unknown field "workers"`},
 		{"apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nnetworking:\n  podCIDR: x\n", `unknown field "networking.podCIDR"`},
-		{"apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nname: a\nname: b\n", `line 4: key "name" already set`},
+		{"apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nname: a\nname: b\n", `c.yaml:4: not valid YAML: key "name" already set`},
+		{"apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nname: a\ntimeScale: 0\n", `c.yaml:4: timeScale: must be a whole number from 1 (real time) to 1000, got 0`},
+		{"apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nnodeGroups:\n- count: 1\n- count: x\n", `c.yaml:5: nodeGroups[1].count: must be an integer, got "x"`},
 		{"apiVersion: v1\nkind: Pod\n", "not a Cluster (kind: Pod)"},
 		{"apiVersion: kubesim.io/v1alpha1\nkind: Cluster\nnodes: three\n", `nodes: must be an integer, got "three"`},
 		{"name: [unclosed\n", "not valid YAML"},
 	} {
 		_, err := LoadConfig(writeConfig(t, tc.yaml))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
+		if err == nil || !strings.Contains(manifest.InFile("c.yaml", err).Error(), tc.want) {
 			t.Errorf("LoadConfig(%q) = %v, want error containing %q", tc.yaml, err, tc.want)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -97,9 +99,13 @@ func TestOperationsOnAClusterDoNotOverlap(t *testing.T) {
 
 	// A delete waits for the lock; a stop waiting behind it then finds
 	// the cluster gone.
-	time.AfterFunc(100*time.Millisecond, unlock)
+	var unlocked atomic.Int64
+	time.AfterFunc(100*time.Millisecond, func() { unlocked.Store(time.Now().UnixNano()); unlock() })
 	if err := p.Delete(context.Background(), "blue"); err != nil {
 		t.Fatalf("delete after the lock is released: %v", err)
+	}
+	if unlocked.Load() == 0 {
+		t.Fatal("delete went ahead while another command held the cluster")
 	}
 	if err := p.Stop(context.Background(), "blue"); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("stop after a delete: %v", err)
@@ -114,9 +120,19 @@ func TestOperationsOnAClusterDoNotOverlap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The stop says it waits before it does: the directory goes only once
+	// it is waiting on the lock.
+	waiting := &sayWatcher{want: `Waiting for another kubesim command working on cluster "red"`, said: make(chan struct{})}
+	p.Out = waiting
 	stopped := make(chan error)
 	go func() { stopped <- p.Stop(context.Background(), "red") }()
-	time.Sleep(200 * time.Millisecond) // let it wait on the lock, if it can
+	select {
+	case <-waiting.said:
+	case err := <-stopped:
+		t.Fatalf("stop did not wait for the command holding the cluster: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("stop neither waited for the lock nor returned")
+	}
 	if err := os.RemoveAll(d.Path); err != nil {
 		t.Fatal(err)
 	}
@@ -139,4 +155,23 @@ func TestDeleteAllRemovesHalfMadeClusters(t *testing.T) {
 	if names, _ := clusterdir.ListDirs(p.Home); len(names) > 0 {
 		t.Errorf("left after delete --all: %v", names)
 	}
+}
+
+// sayWatcher is a Provider's Out that closes said once want is written.
+type sayWatcher struct {
+	mu   sync.Mutex
+	text strings.Builder
+	want string
+	said chan struct{}
+}
+
+func (w *sayWatcher) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	had := strings.Contains(w.text.String(), w.want)
+	w.text.Write(b)
+	if !had && strings.Contains(w.text.String(), w.want) {
+		close(w.said)
+	}
+	return len(b), nil
 }

@@ -2,11 +2,13 @@ package cluster
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/credentials"
 )
 
@@ -17,6 +19,9 @@ type Target struct {
 	// kubesim-NAME", or "default; " and why the current context was not
 	// taken.
 	Why string
+	// gone is the cluster the current context is of, when it is gone
+	// from this home (and Name the default instead).
+	gone string
 }
 
 // String is the line a command starts with: Cluster "pdb" (current context kubesim-pdb).
@@ -35,9 +40,9 @@ func (p *Provider) Target(name string, given bool) (Target, error) {
 		}
 		return Target{Name: name, Why: "--name"}, nil
 	}
-	name, whyNot := p.currentContextCluster()
+	name, gone, whyNot := p.currentContextCluster()
 	if whyNot != "" {
-		return Target{Name: v1alpha1.DefaultClusterName, Why: "default; " + whyNot}, nil
+		return Target{Name: v1alpha1.DefaultClusterName, Why: "default; " + whyNot, gone: gone}, nil
 	}
 	return Target{Name: name, Why: "current context " + credentials.ContextName(name)}, nil
 }
@@ -48,29 +53,58 @@ func (p *Provider) Target(name string, given bool) (Target, error) {
 // context's cluster trusts that cluster's CA: a context of the same name
 // left by a cluster since deleted and made anew, or of another home, is
 // not taken for it.
-func (p *Provider) currentContextCluster() (name, whyNot string) {
+// gone is the cluster of a kubesim context that has none in this home.
+func (p *Provider) currentContextCluster() (name, gone, whyNot string) {
 	cfg, err := p.pathOptions().GetStartingConfig()
 	if err != nil {
-		return "", fmt.Sprintf("kubeconfig %s cannot be read: %v", p.UserKubeconfig(), oneLine(err))
+		return "", "", fmt.Sprintf("kubeconfig %s cannot be read: %v", p.UserKubeconfig(), oneLine(err))
 	}
 	current := cfg.CurrentContext
 	if current == "" {
-		return "", "no current context"
+		return "", "", "no current context"
 	}
 	name, ours := strings.CutPrefix(current, credentials.ContextName(""))
 	ctx := cfg.Contexts[current]
 	if !ours || ctx == nil || v1alpha1.ValidateName(name) != nil {
-		return "", fmt.Sprintf("current context %q is not a kubesim cluster's", current)
+		return "", "", fmt.Sprintf("current context %q is not a kubesim cluster's", current)
 	}
 	d, _, err := p.open(name)
 	if err != nil {
-		return "", fmt.Sprintf("current context %s: no cluster %q in %s", current, name, p.Home)
+		return "", name, fmt.Sprintf("current context %s: no cluster %q in %s", current, name, p.Home)
 	}
 	ca, err := os.ReadFile(credentials.CAFile(d))
 	if entry := cfg.Clusters[ctx.Cluster]; err != nil || entry == nil || !bytes.Equal(entry.CertificateAuthorityData, ca) {
-		return "", fmt.Sprintf("current context %s is not cluster %q of %s (another CA)", current, name, p.Home)
+		return "", "", fmt.Sprintf("current context %s is not cluster %q of %s (another CA)", current, name, p.Home)
 	}
-	return name, ""
+	return name, "", ""
+}
+
+// Missing is err, a command's error, said better when it is that t does
+// not exist and t was no choice of the user's (no --name): the clusters
+// there are and how to choose one, rather than that the default one is
+// not there. Deleting the current context's cluster also unsets the
+// current context (as kind does), so a next command falls back to the
+// default, often gone too.
+func (p *Provider) Missing(t Target, err error) error {
+	if t.Why == "--name" || !errors.Is(err, clusterdir.ErrNotExist) {
+		return err
+	}
+	names, listErr := clusterdir.List(p.Home)
+	switch {
+	case listErr != nil:
+		return err
+	case len(names) == 0:
+		return fmt.Errorf("cluster %q does not exist, and there are no clusters (kubesim create cluster makes one)", t.Name)
+	}
+	choose := fmt.Sprintf("clusters: %s (use --name or kubectl config use-context %s)", strings.Join(names, ", "), credentials.ContextName(names[0]))
+	why := strings.TrimPrefix(t.Why, "default; ")
+	switch {
+	case t.gone != "":
+		why = fmt.Sprintf("the current context's cluster %q is gone", t.gone)
+	case why == "no current context":
+		why += " (deleting the current context's cluster unsets it)"
+	}
+	return fmt.Errorf("%s, and there is no cluster %q to default to; %s", why, t.Name, choose)
 }
 
 func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

@@ -27,6 +27,9 @@ type Component struct {
 	// Args are the arguments after `kubesim component NAME`, derived from
 	// the cluster config each time the component (re)starts.
 	Args func(d clusterdir.Dir, c *v1alpha1.Cluster) []string
+	// Flags are `kubesim create cluster`'s flags of the cluster options the
+	// component reads (its fields of ClusterSpec), beside the CLI's own.
+	Flags []Flag
 	// Enabled, if set, says whether the cluster runs the component;
 	// otherwise it always does.
 	Enabled func(c *v1alpha1.Cluster) bool

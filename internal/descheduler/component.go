@@ -3,6 +3,7 @@ package descheduler
 import (
 	"context"
 	"fmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"os"
 	"time"
 
@@ -26,9 +27,18 @@ var identity = component.Identity{File: ComponentName, User: "kubesim:deschedule
 // Component is the descheduler as a process of a kubesim cluster.
 func Component() component.Component {
 	return component.Component{
-		Name:         ComponentName,
-		Main:         component.Main(ComponentName, DefaultComponentOptions, deschedule),
-		Args:         component.OwnArgs(componentOptions),
+		Name: ComponentName,
+		Main: component.Main(ComponentName, DefaultComponentOptions, deschedule),
+		Args: component.OwnArgs(componentOptions),
+		// `create cluster`'s flags of the options it reads.
+		Flags: []component.Flag{
+			{Name: "descheduler-policy", Usage: "run the descheduler as a component with this descheduler/v1alpha2 policy",
+				Lands: component.At((*pflag.FlagSet).StringVar, func(s *v1alpha1.ClusterSpec) *string { return &s.Descheduler.Policy })},
+			{Name: "descheduler-profile", Usage: "run the descheduler as a component with these named profiles",
+				Lands: component.At((*pflag.FlagSet).StringSliceVar, func(s *v1alpha1.ClusterSpec) *[]string { return &s.Descheduler.Profiles })},
+			{Name: "descheduling-interval", Usage: "time between the descheduler's cycles (default 1m)",
+				Lands: component.DurationAt(func(s *v1alpha1.ClusterSpec) **metav1.Duration { return &s.Descheduler.Interval })},
+		},
 		Enabled:      func(c *v1alpha1.Cluster) bool { return c.Descheduler.Enabled() },
 		Prepare:      writePolicy,
 		MemoryWeight: 5,

@@ -6,6 +6,7 @@ import (
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/component"
 	"github.com/kubesim/kubesim/internal/credentials"
+	"github.com/spf13/pflag"
 )
 
 // ComponentName is the controller's process in a kubesim cluster.
@@ -27,9 +28,14 @@ const FederationUser = "kubesim:dpdb-federation"
 // starts with the API server's, so it does.
 func Component() component.Component {
 	return component.Component{
-		Name:         ComponentName,
-		Main:         component.Main(ComponentName, DefaultOptions, Run),
-		Args:         component.OwnArgs(componentOptions),
+		Name: ComponentName,
+		Main: component.Main(ComponentName, DefaultOptions, Run),
+		Args: component.OwnArgs(componentOptions),
+		// `create cluster`'s flags of the options it reads.
+		Flags: []component.Flag{
+			{Name: "disable-dpdb-controller", Usage: "run no DistributedPodDisruptionBudget controller (the CRD is installed; run one from deploy/dpdb)",
+				Lands: component.At((*pflag.FlagSet).BoolVar, func(s *v1alpha1.ClusterSpec) *bool { return &s.DisableDPDBController })},
+		},
 		Enabled:      func(c *v1alpha1.Cluster) bool { return !c.DisableDPDBController },
 		Prepare:      followWebhookPort,
 		StartAfter:   "etcd",

@@ -33,16 +33,27 @@ func (e *Explanation) Find(node string) (NodeResult, bool) {
 }
 
 // Decision is why the chosen node beat the runner-up: the score plugin
-// that favoured it most, by how much.
+// that favoured it most, by how much; or, with a Margin of 0, the nodes
+// that tied with it.
 type Decision struct {
 	RunnerUp string
 	Plugin   string
 	Margin   int64 // total of the chosen minus the runner-up's
 	Lead     int64 // Plugin's weighted score of the chosen minus the runner-up's
+	// Tied are the other scored nodes whose total is the chosen node's,
+	// in the order the scheduler scored them.
+	Tied []string
 }
 
+// TieBreak is how the scheduler of this release (Kubernetes v1.36)
+// chooses among nodes of equal score: it sorts its scores in a heap whose
+// random tie-breaker is drawn only when scheduler extenders are configured
+// (kubesim configures none), so the order it scored the nodes in, which
+// starts where the previous pod's search stopped, decides.
+const TieBreak = "this release's scheduler breaks ties by the order it scored the nodes in, not at random (it draws a random tie-breaker only when extenders are configured)"
+
 // Decided returns the decision when the chosen node was scored against
-// another; a Margin of 0 means a tie the scheduler broke at random.
+// another; a Margin of 0 means a tie (Tied).
 func (e *Explanation) Decided() (Decision, bool) {
 	var scored []NodeResult
 	for _, n := range e.Nodes {
@@ -55,6 +66,13 @@ func (e *Explanation) Decided() (Decision, bool) {
 	}
 	chosen, runnerUp := scored[0], scored[1]
 	d := Decision{RunnerUp: runnerUp.Name, Margin: *chosen.Total - *runnerUp.Total}
+	if d.Margin == 0 {
+		for _, n := range e.Nodes {
+			if n.Name != e.Node && n.Total != nil && *n.Total == *chosen.Total {
+				d.Tied = append(d.Tied, n.Name)
+			}
+		}
+	}
 	for i, s := range chosen.Scores {
 		if i < len(runnerUp.Scores) {
 			if lead := s.Weighted - runnerUp.Scores[i].Weighted; lead > d.Lead {
@@ -115,7 +133,7 @@ func printSummary(w io.Writer, e *Explanation) {
 	fmt.Fprintln(w)
 	if d, ok := e.Decided(); ok {
 		if d.Margin == 0 {
-			fmt.Fprintf(w, "Decided: a tie with %s, broken at random\n", d.RunnerUp)
+			fmt.Fprintf(w, "Decided: a tie at %d points with %s (in the order scored); %s\n", *e.Nodes[0].Total, strings.Join(d.Tied, ", "), TieBreak)
 		} else {
 			fmt.Fprintf(w, "Decided: %d points ahead of %s, most from %s (+%d)\n", d.Margin, d.RunnerUp, d.Plugin, d.Lead)
 		}
@@ -250,7 +268,7 @@ func PrintWorkload(w io.Writer, explanations []*Explanation, missing map[string]
 		}
 		decided := "-"
 		if d, ok := e.Decided(); ok {
-			decided = "random tie"
+			decided = fmt.Sprintf("tie of %d, node order", len(d.Tied)+1)
 			if d.Margin > 0 {
 				decided = fmt.Sprintf("%s (+%d)", d.Plugin, d.Lead)
 				decidedBy[d.Plugin]++

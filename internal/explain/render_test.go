@@ -66,7 +66,20 @@ func TestDecidedTie(t *testing.T) {
 	e.Nodes[0].Total = total(350)
 	e.Nodes[0].Scores = e.Nodes[1].Scores
 	d, ok := e.Decided()
-	if !ok || d.Margin != 0 || d.Plugin != "" {
-		t.Errorf("decided %+v, want a tie", d)
+	if !ok || d.Margin != 0 || d.Plugin != "" || len(d.Tied) != 1 || d.Tied[0] != "a" {
+		t.Errorf("decided %+v, want a tie with a", d)
+	}
+	var out bytes.Buffer
+	if err := PrintPod(&out, e, 3); err != nil {
+		t.Fatal(err)
+	}
+	// v1.36's scheduler draws no random tie-breaker without extenders:
+	// explain must not say it does.
+	line := strings.Split(out.String(), "\n")[3]
+	if !strings.HasPrefix(line, "Decided: a tie at 350 points with a (in the order scored)") || !strings.Contains(line, "not at random") {
+		t.Errorf("the tie is told as %q", line)
+	}
+	if strings.Contains(out.String(), "broken at random") {
+		t.Errorf("explain claims a random tie-break:\n%s", out.String())
 	}
 }

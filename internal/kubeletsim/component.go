@@ -1,6 +1,7 @@
 package kubeletsim
 
 import (
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 
 	kubesimv1alpha1 "github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
@@ -24,9 +25,14 @@ var identity = component.Identity{File: ComponentName, User: "kubesim:kubelet-si
 // Component is the simulator as a process of a kubesim cluster.
 func Component() component.Component {
 	return component.Component{
-		Name:    ComponentName,
-		Main:    component.Main(ComponentName, componentDefaults, Run),
-		Args:    component.OwnArgs(componentOptions),
+		Name: ComponentName,
+		Main: component.Main(ComponentName, componentDefaults, Run),
+		Args: component.OwnArgs(componentOptions),
+		// `create cluster`'s flags of the options it reads.
+		Flags: []component.Flag{
+			{Name: "disable-kubelet-sim", Usage: "run no kubelet simulator (nodes stay NotReady unless simulated from elsewhere)",
+				Lands: component.At((*pflag.FlagSet).BoolVar, func(s *kubesimv1alpha1.ClusterSpec) *bool { return &s.DisableKubeletSim })},
+		},
 		Enabled: func(c *kubesimv1alpha1.Cluster) bool { return !c.DisableKubeletSim },
 		// A Stage's author must hold what it has the simulator hold
 		// (stageauthor.go); then the simulator is granted it.

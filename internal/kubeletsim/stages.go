@@ -39,7 +39,8 @@ type stageWatcher struct {
 	queue    workqueue.TypedRateLimitingInterface[string]
 
 	invalid reportedVersions
-	// status writes each Stage's Accepted condition; nil in tests.
+	// status writes each Stage's observedGeneration and, when it does not
+	// compile, its Accepted condition; nil in tests.
 	status dynamic.NamespaceableResourceInterface
 	// unserved notes the Stages reported for naming a kind the API server
 	// does not serve, by generation.
@@ -123,33 +124,48 @@ func CompileStage(u *unstructured.Unstructured) (*stage.Stage, error) {
 	return compiled, nil
 }
 
-// setAccepted reports on the Stage whether it compiled, as its Accepted
-// condition, when that changes. A failed write is retried with the next
-// change of the Stages; the Warning Event says the same meanwhile.
+// setAccepted reports on the Stage that the simulator has read this
+// generation (status.observedGeneration) and, if it did not compile, why
+// (an Accepted condition, False), when that changes. A Stage that compiles
+// carries no condition of the simulator's, as in KWOK. A failed write is
+// retried with the next change of the Stages; the Warning Event says the
+// same meanwhile.
 func (w *stageWatcher) setAccepted(u *unstructured.Unstructured, compileErr error) {
 	if w.status == nil {
 		return
-	}
-	cond := metav1.Condition{Type: v1alpha1.StageConditionAccepted, Status: metav1.ConditionTrue,
-		Reason: "Compiled", Message: "the simulator applies this Stage", ObservedGeneration: u.GetGeneration()}
-	if compileErr != nil {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, "StageInvalid", compileErr.Error()
 	}
 	var status v1alpha1.StageStatus
 	if raw, ok := u.Object["status"].(map[string]any); ok {
 		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &status)
 	}
-	if old := apimeta.FindStatusCondition(status.Conditions, cond.Type); old != nil && old.Status == cond.Status &&
-		old.Reason == cond.Reason && old.Message == cond.Message && old.ObservedGeneration == cond.ObservedGeneration {
+	changed := status.ObservedGeneration != u.GetGeneration()
+	status.ObservedGeneration = u.GetGeneration()
+	if compileErr != nil {
+		cond := metav1.Condition{Type: v1alpha1.StageConditionAccepted, Status: metav1.ConditionFalse,
+			Reason: "StageInvalid", Message: compileErr.Error(), ObservedGeneration: u.GetGeneration()}
+		old := apimeta.FindStatusCondition(status.Conditions, cond.Type)
+		if old == nil || old.Status != cond.Status || old.Message != cond.Message || old.ObservedGeneration != cond.ObservedGeneration {
+			apimeta.SetStatusCondition(&status.Conditions, cond)
+			changed = true
+		}
+	} else if apimeta.RemoveStatusCondition(&status.Conditions, v1alpha1.StageConditionAccepted) {
+		changed = true
+	}
+	if !changed {
 		return
 	}
-	apimeta.SetStatusCondition(&status.Conditions, cond)
-	patch, err := json.Marshal(map[string]any{"status": status})
+	// The whole list: a merge patch replaces lists, and null removes it.
+	var conditions any
+	if len(status.Conditions) > 0 {
+		conditions = status.Conditions
+	}
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{
+		"observedGeneration": status.ObservedGeneration, "conditions": conditions}})
 	if err == nil {
 		_, err = w.status.Patch(context.Background(), u.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}, "status")
 	}
 	if err != nil {
-		klog.V(2).InfoS("writing the Stage's Accepted condition", "stage", u.GetName(), "err", err)
+		klog.V(2).InfoS("writing the Stage's status", "stage", u.GetName(), "err", err)
 	}
 }
 

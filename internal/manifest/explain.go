@@ -8,6 +8,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -17,7 +18,8 @@ import (
 // explain says a decoding error that reads like Go ("cannot unmarshal
 // string into Go struct field Cluster.nodes of type int") in the user's
 // words: the field, what it must be, and what it is ("nodes: must be an
-// integer, got "three""). Other errors are returned as they are.
+// integer, got "three""), as an *Error naming the field's path. Other
+// errors are returned as they are.
 //
 // The error sigs.k8s.io/json returns is of a type of its own internal
 // package; encoding/json, decoding the same data into a new obj, returns
@@ -25,20 +27,21 @@ import (
 func explain(jsonData []byte, obj any, err error) error {
 	var typeErr *json.UnmarshalTypeError
 	fresh := reflect.New(reflect.TypeOf(obj).Elem()).Interface()
+	var whole any
+	d := json.NewDecoder(bytes.NewReader(jsonData))
+	d.UseNumber()
+	parsed := d.Decode(&whole) == nil
 	if !errors.As(json.Unmarshal(jsonData, fresh), &typeErr) || typeErr.Field == "" {
-		var v any
-		d := json.NewDecoder(bytes.NewReader(jsonData))
-		d.UseNumber()
-		if d.Decode(&v) == nil {
-			if field, why := refused(reflect.TypeOf(obj), v, ""); field != "" {
-				return fmt.Errorf("%s: %s", field, why)
+		if parsed {
+			if field, why := refused(reflect.TypeOf(obj), whole, ""); field != "" {
+				return &Error{Path: field, Msg: fmt.Sprintf("%s: %s", field, why)}
 			}
 		}
 		return err
 	}
-	field := schemaPath(reflect.TypeOf(obj), typeErr.Field)
+	field, v, found := fieldPath(reflect.TypeOf(obj), whole, typeErr.Field)
 	got, each := describe(typeErr.Value), ""
-	if v, ok := valueAt(jsonData, field); ok {
+	if found && parsed {
 		switch {
 		case describe(kindOf(v)) == got:
 			got = literal(v)
@@ -48,34 +51,71 @@ func explain(jsonData []byte, obj any, err error) error {
 			each = "each value "
 		}
 	}
-	return fmt.Errorf("%s: %smust be %s, got %s", field, each, expected(typeErr.Type, got), got)
+	return &Error{Path: field, Msg: fmt.Sprintf("%s: %smust be %s, got %s", field, each, expected(typeErr.Type, got), got)}
 }
 
-// schemaPath is an UnmarshalTypeError's Field without the list indices and
-// map keys Go 1.27 puts in it ("profiles.0", "labels.zone"): the field as
-// the schema names it, which the message says of each item or value.
-func schemaPath(t reflect.Type, field string) string {
-	var kept []string
-	for _, segment := range strings.Split(field, ".") {
+// fieldPath is an UnmarshalTypeError's Field (nodeGroups.1.labels.zone,
+// as Go 1.27 writes it, map keys escaped as in a JSON pointer) as the
+// file names it: nodeGroups[1].labels.zone. It walks the type t and the
+// decoded value v together, which tells a list index from a field and
+// finds a map key holding dots; v is the value the path reaches, and
+// found whether it reached the end.
+func fieldPath(t reflect.Type, v any, field string) (path string, at any, found bool) {
+	segments := strings.Split(field, ".")
+	for i := 0; i < len(segments); i++ {
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
+		segment := segments[i]
 		switch t.Kind() {
-		case reflect.Slice, reflect.Array, reflect.Map:
-			t = t.Elem() // the segment is an index or a key
-			continue
+		case reflect.Slice, reflect.Array:
+			items, _ := v.([]any)
+			n, err := strconv.Atoi(segment)
+			if err != nil || n < 0 || n >= len(items) {
+				return joinPath(path, strings.Join(segments[i:], ".")), nil, false
+			}
+			path, v, t = fmt.Sprintf("%s[%d]", path, n), items[n], t.Elem()
+		case reflect.Map:
+			values, _ := v.(map[string]any)
+			key, used := segment, 1
+			for j := i + 1; j <= len(segments); j++ {
+				if k := unescapeKey(strings.Join(segments[i:j], ".")); values != nil {
+					if _, ok := values[k]; ok {
+						key, used = k, j-i
+						break
+					}
+				}
+			}
+			path, v, t = joinPath(path, key), values[key], t.Elem()
+			i += used - 1
 		case reflect.Struct:
 			f, ok := jsonField(t, segment)
 			if !ok {
-				return field
+				if e, isEmbedded := t.FieldByName(segment); isEmbedded && e.Anonymous {
+					t = e.Type // Go names an embedded struct on the way
+					continue
+				}
+				return joinPath(path, strings.Join(segments[i:], ".")), nil, false
 			}
-			t = f.Type
+			object, _ := v.(map[string]any)
+			path, v, t = joinPath(path, segment), object[segment], f.Type
 		default:
-			return field
+			return joinPath(path, strings.Join(segments[i:], ".")), nil, false
 		}
-		kept = append(kept, segment)
 	}
-	return strings.Join(kept, ".")
+	return path, v, true
+}
+
+func joinPath(path, field string) string {
+	if path == "" {
+		return field
+	}
+	return path + "." + field
+}
+
+// unescapeKey undoes a JSON pointer's escapes of a map key (~1 for /).
+func unescapeKey(k string) string {
+	return strings.NewReplacer("~1", "/", "~0", "~").Replace(k)
 }
 
 // jsonField is the field of struct type t that encoding/json decodes the
@@ -153,23 +193,6 @@ func expected(t reflect.Type, got string) string {
 	return "a " + t.String()
 }
 
-// valueAt finds the value at a dotted path of field names in a JSON
-// object; ok is false if the path passes through a list or is not there.
-func valueAt(jsonData []byte, path string) (v any, ok bool) {
-	d := json.NewDecoder(bytes.NewReader(jsonData))
-	d.UseNumber()
-	if d.Decode(&v) != nil {
-		return nil, false
-	}
-	for _, field := range strings.Split(path, ".") {
-		object, isObject := v.(map[string]any)
-		if v, ok = object[field]; !isObject || !ok {
-			return nil, false
-		}
-	}
-	return v, true
-}
-
 // kindOf is the kind of a decoded JSON value, as UnmarshalTypeError says it.
 func kindOf(v any) string {
 	switch v.(type) {
@@ -227,22 +250,22 @@ func refused(t reflect.Type, v any, path string) (field, why string) {
 		object, _ := v.(map[string]any)
 		for _, key := range slices.Sorted(maps.Keys(object)) {
 			if f, ok := jsonField(t, key); ok {
-				if field, why := refused(f.Type, object[key], strings.TrimPrefix(path+"."+key, ".")); field != "" {
+				if field, why := refused(f.Type, object[key], joinPath(path, key)); field != "" {
 					return field, why
 				}
 			}
 		}
 	case reflect.Slice, reflect.Array:
 		items, _ := v.([]any)
-		for _, item := range items {
-			if field, why := refused(t.Elem(), item, path); field != "" {
+		for i, item := range items {
+			if field, why := refused(t.Elem(), item, fmt.Sprintf("%s[%d]", path, i)); field != "" {
 				return field, why
 			}
 		}
 	case reflect.Map:
 		values, _ := v.(map[string]any)
 		for _, key := range slices.Sorted(maps.Keys(values)) {
-			if field, why := refused(t.Elem(), values[key], path); field != "" {
+			if field, why := refused(t.Elem(), values[key], joinPath(path, key)); field != "" {
 				return field, why
 			}
 		}

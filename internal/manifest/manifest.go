@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,42 +26,40 @@ type Object interface {
 
 // Decode reads data, one manifest of the given apiVersion and kind, into
 // obj: unknown or duplicate fields are errors naming the field by its path
-// (networking.podSubnett), and so is a value of the wrong type.
+// (networking.podSubnett), and so is a value of the wrong type. An error
+// that has a line is an *Error holding it (InFile says it with the file).
 func Decode(data []byte, obj Object, apiVersion, kind string) error {
-	docs, err := Documents(data)
-	if err != nil {
-		return err
-	}
-	if len(docs) > 1 {
-		return fmt.Errorf("holds %d documents (separated by ---); want one %s", len(docs), kind)
-	}
-	if len(docs) == 1 {
-		data = docs[0]
-	}
-	jsonData, err := yaml.YAMLToJSONStrict(data)
-	if err != nil {
-		// One line: the YAML library splits its message over several.
-		return fmt.Errorf("not valid YAML: %s", strings.Join(strings.Fields(err.Error()), " "))
-	}
-	if err := checkKind(jsonData, apiVersion, kind); err != nil {
-		return err
-	}
-	return DecodeJSON(jsonData, obj)
+	_, err := DecodeFile(data, obj, apiVersion, kind)
+	return err
 }
+
+// toJSON is sigs.k8s.io/yaml's conversion, as kubectl's: YAML 1.1, keys
+// given twice refused.
+func toJSON(data []byte) ([]byte, error) { return yaml.YAMLToJSONStrict(data) }
 
 // DecodeJSON reads one JSON value into obj strictly, with Decode's
 // one-line errors naming the field by its path: for callers that hold a
-// part of a file already (a scenario's step).
+// part of a file already (a scenario's step). An error about one field is
+// an *Error with its Path (and no line, which JSON does not have).
 func DecodeJSON(jsonData []byte, obj any) error {
 	strictErrs, err := kjson.UnmarshalStrict(jsonData, obj, kjson.DisallowUnknownFields, kjson.DisallowDuplicateFields)
 	if err != nil {
 		return explain(jsonData, obj, err)
 	}
 	if len(strictErrs) > 0 {
-		return strictErrs[0]
+		msg := strictErrs[0].Error()
+		e := &Error{Msg: msg}
+		if m := quotedField.FindStringSubmatch(msg); m != nil {
+			e.Path = m[1]
+		}
+		return e
 	}
 	return nil
 }
+
+// quotedField is the path in sigs.k8s.io/json's strict errors: unknown
+// field "networking.podSubnett".
+var quotedField = regexp.MustCompile(`field "([^"]+)"`)
 
 // checkKind checks a manifest's apiVersion and kind before anything else,
 // so a manifest of another kind is called that rather than a list of the
@@ -80,9 +79,9 @@ func checkKind(jsonData []byte, apiVersion, kind string) error {
 	case got.Kind == "":
 		return fmt.Errorf("not a %s (no kind); want apiVersion: %s and kind: %s", kind, apiVersion, kind)
 	case got.Kind != kind:
-		return fmt.Errorf("not a %s (kind: %s)", kind, got.Kind)
+		return &Error{Path: "kind", Msg: fmt.Sprintf("not a %s (kind: %s)", kind, got.Kind)}
 	case got.APIVersion != apiVersion:
-		return fmt.Errorf("apiVersion: got %q, want %s", got.APIVersion, apiVersion)
+		return &Error{Path: "apiVersion", Msg: fmt.Sprintf("apiVersion: got %q, want %s", got.APIVersion, apiVersion)}
 	}
 	return nil
 }

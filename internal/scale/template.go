@@ -2,7 +2,6 @@ package scale
 
 import (
 	_ "embed"
-	"fmt"
 	"os"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,7 +38,7 @@ func ReadTemplate(path string) (*corev1.Node, error) {
 	}
 	node, err := ParseTemplate(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, manifest.InFile(path, err) // path:line: field: message
 	}
 	return node, nil
 }

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
@@ -9,31 +10,51 @@ import (
 	"github.com/kubesim/kubesim/internal/clusterclock"
 )
 
-// runClock is the clock a run of these scenarios lives on, so that its
-// sleeps, waits and timeouts mean what the clusters' clocks mean: the
-// timeScale its fresh clusters share, or an existing cluster's clock; nil
-// for real time. Scenarios on different clocks go to different runs.
-func runClock(files []*File, p *cluster.Provider) (*v1alpha1.Clock, error) {
-	var clock *v1alpha1.Clock
-	var from string
+// clockGroup is scenarios that share a clock: a run of them lives on it,
+// so that its sleeps, waits and timeouts mean what the clusters' clocks
+// mean (nil: real time).
+type clockGroup struct {
+	clock *v1alpha1.Clock
+	files []*File
+}
+
+// clockGroups groups the scenarios by the clock their clusters share (the
+// timeScale of fresh ones, an existing one's clock), in the order each
+// clock first comes. A scenario whose clusters are on different clocks
+// cannot run: its steps have one clock.
+func clockGroups(files []*File, p *cluster.Provider) ([]clockGroup, error) {
+	var groups []clockGroup
 	for _, f := range files {
 		specs := f.Scenario.Clusters
 		if f.Scenario.Cluster != nil {
 			specs = []v1alpha1.ScenarioCluster{*f.Scenario.Cluster}
 		}
-		for _, spec := range specs {
-			c, err := specClock(spec, clock, p)
+		var clock *v1alpha1.Clock
+		for i, spec := range specs {
+			// A fresh cluster of a scale a group already has joins its clock.
+			chosen := clock
+			for _, g := range groups {
+				if chosen == nil && g.clock != nil && g.clock.Scale == spec.TimeScale {
+					chosen = g.clock
+				}
+			}
+			c, err := specClock(spec, chosen, p)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", f.Path, err)
 			}
-			if from != "" && !clusterclock.Same(c, clock) {
-				return nil, fmt.Errorf("%s: timeScale: its clusters' clock (%s) differs from %s's (%s); run them with separate kubesim runs",
-					f.Path, describeClock(c), from, describeClock(clock))
+			if i > 0 && !clusterclock.Same(c, clock) {
+				return nil, fmt.Errorf("%s: timeScale: its clusters are on different clocks (%s and %s); give them one timeScale",
+					f.Path, describeClock(clock), describeClock(c))
 			}
-			clock, from = c, f.Path
+			clock = c
 		}
+		at := slices.IndexFunc(groups, func(g clockGroup) bool { return clusterclock.Same(g.clock, clock) })
+		if at < 0 {
+			groups, at = append(groups, clockGroup{clock: clock}), len(groups)
+		}
+		groups[at].files = append(groups[at].files, f)
 	}
-	return clock, nil
+	return groups, nil
 }
 
 // specClock is the clock of a scenario cluster: an existing one's, or for

@@ -7,13 +7,12 @@ package scenario
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -28,8 +27,6 @@ type File struct {
 	Scenario *v1alpha1.Scenario
 }
 
-var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
-
 var reference = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // Load reads and checks a scenario file: parameters substituted (set
@@ -43,7 +40,7 @@ func Load(path string, set map[string]string, used map[string]bool) (*File, erro
 	}
 	s, err := parse(data, set, used, filepath.Dir(path))
 	if err != nil {
-		return nil, fmt.Errorf("%s:%w", path, err)
+		return nil, manifest.InFile(path, err)
 	}
 	if s.Name == "" {
 		s.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
@@ -51,13 +48,10 @@ func Load(path string, set map[string]string, used map[string]bool) (*File, erro
 	return &File{Path: path, Scenario: s}, nil
 }
 
-// lineError is an error at a line of the file; it prints as "12: ...".
+// lineError is an error at the line of n, which Load says as
+// "FILE:LINE: ...", as kubesim says it of every file it reads.
 func lineError(n *yaml.Node, format string, args ...any) error {
-	line := 0
-	if n != nil {
-		line = n.Line
-	}
-	return fmt.Errorf("%d: %s", line, fmt.Sprintf(format, args...))
+	return manifest.Errorf(n, format, args...)
 }
 
 // parse reads a scenario: decoded, defaulted (paths made relative to
@@ -65,6 +59,9 @@ func lineError(n *yaml.Node, format string, args ...any) error {
 func parse(data []byte, set map[string]string, used map[string]bool, dir string) (*v1alpha1.Scenario, error) {
 	s, root, err := decode(data, set, used)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkEnums(root, reflect.TypeFor[v1alpha1.Scenario](), ""); err != nil {
 		return nil, err
 	}
 	setDefaults(s, dir)
@@ -78,19 +75,12 @@ func parse(data []byte, set map[string]string, used map[string]bool, dir string)
 // expanded, every field known, each step's line attached. It returns the
 // YAML too, for validate's messages to name lines.
 func decode(data []byte, set map[string]string, used map[string]bool) (*v1alpha1.Scenario, *yaml.Node, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		msg := strings.Join(strings.Fields(strings.TrimPrefix(err.Error(), "yaml: ")), " ")
-		line := 0
-		if m := yamlLine.FindStringSubmatch(msg); m != nil {
-			// yaml.v3 counts the line before the one at fault.
-			line, _ = strconv.Atoi(m[1])
-			line, msg = line+1, m[2]
+	doc, err := manifest.ParseYAML(data)
+	if err != nil {
+		if e, ok := err.(*manifest.Error); ok && bytes.Contains(data, []byte("${")) {
+			e.Msg += ` (inside {...}, quote a reference: "${name}")`
 		}
-		if bytes.Contains(data, []byte("${")) {
-			msg += ` (inside {...}, quote a reference: "${name}")`
-		}
-		return nil, nil, fmt.Errorf("%d: not valid YAML: %s", line, msg)
+		return nil, nil, err
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, nil, fmt.Errorf("1: not a Scenario: want a mapping with apiVersion: %s and kind: %s", v1alpha1.GroupVersion, v1alpha1.ScenarioKind)
@@ -236,63 +226,12 @@ func leftovers(n *yaml.Node, params map[string]string) error {
 // decodeNode decodes n into out strictly; an error names the line of the
 // field at fault and its path (prefixed by prefix).
 func decodeNode(n *yaml.Node, out any, prefix string) error {
-	var v any
-	if err := n.Decode(&v); err != nil {
-		return lineError(n, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		return lineError(n, "cannot be read as JSON: %v", err)
-	}
-	if err := manifest.DecodeJSON(data, out); err != nil {
-		path := errorPath(err.Error())
-		msg := err.Error()
-		if prefix != "" {
-			msg = strings.Replace(msg, path, prefix+"."+path, 1)
-		}
-		return lineError(find(n, path), "%s", msg)
-	}
-	return nil
+	return manifest.DecodeNode(n, out, prefix)
 }
 
-var quotedField = regexp.MustCompile(`field "([^"]+)"`)
-
-// errorPath is the field path a decoding error names.
-func errorPath(msg string) string {
-	if m := quotedField.FindStringSubmatch(msg); m != nil {
-		return m[1]
-	}
-	path, _, _ := strings.Cut(msg, ": ")
-	return path
-}
-
-// find follows a path such as steps[2].drain.expect (or steps.2.drain)
-// as far as it goes and returns the node it reached.
-func find(n *yaml.Node, path string) *yaml.Node {
-	for _, tok := range strings.FieldsFunc(path, func(r rune) bool { return r == '.' || r == '[' || r == ']' }) {
-		var next *yaml.Node
-		switch n.Kind {
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == tok {
-					next = n.Content[i+1]
-					if next.Kind == yaml.ScalarNode {
-						next = n.Content[i] // the key's line
-					}
-				}
-			}
-		case yaml.SequenceNode:
-			if i, err := strconv.Atoi(tok); err == nil && i < len(n.Content) {
-				next = n.Content[i]
-			}
-		}
-		if next == nil {
-			return n
-		}
-		n = next
-	}
-	return n
-}
+// find follows a path such as steps[2].drain.expect as far as it goes and
+// returns the node it reached.
+func find(n *yaml.Node, path string) *yaml.Node { return manifest.Find(n, path) }
 
 // attachLines sets each step's line, and those of the steps it runs: a
 // kind with children has them, expanded, under its field's steps:.

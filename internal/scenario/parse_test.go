@@ -51,7 +51,7 @@ steps:
 func TestLoadErrorsNameLineAndField(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
 		{head + "steps:\n- drain: {node: a, expct: blocked}\n", `:4: unknown field "steps[0].drain.expct"`},
-		{head + "steps:\n- drain: {node: a, expect: maybe}\n", `:4: steps[0].drain: expect: "maybe"; use completes or blocked`},
+		{head + "steps:\n- drain: {node: a, expect: maybe}\n", `:4: steps[0].drain.expect: "maybe" is not one of completes, blocked`},
 		{head + "steps:\n- drain: {node: a, nodes: {selector: pool=old}}\n", `:4: steps[0].drain: node and nodes: give one of them`},
 		{head + "steps:\n- drain: {maxUnavailable: 2}\n", `:4: steps[0].drain: nodes: name the nodes to drain`},
 		{head + "steps:\n- drain: {nodes: {selector: pool=old}, maxUnavailable: -1}\n", `:4: steps[0].drain: maxUnavailable: -1; give how many nodes a wave drains at once`},
@@ -62,7 +62,7 @@ func TestLoadErrorsNameLineAndField(t *testing.T) {
 		{head + "steps:\n- scale: {name: web, replicas: \"${nope}\"}\n", ":4: ${nope} is neither a parameter"},
 		{head + "steps:\n- assert: [{cel: 'pods.size() >'}]\n", ":4: steps[0].assert: [0]: cel:"},
 		{head + "steps:\n- scale: {name: web,\n    replicas: many}\n", ":5: steps[0].scale.replicas: must be an integer"},
-		{head + "cluster: {stages: slow}\nsteps:\n- sleep: 1s\n", `:3: stages: "slow" is not a stage set`},
+		{head + "cluster: {stages: slow}\nsteps:\n- sleep: 1s\n", `:3: cluster.stages: "slow" is not one of fast, realistic`},
 		{"apiVersion: v1\nkind: Pod\n", "kind: got Pod, want Scenario"},
 		{head + "steps:\n- scale: {name: web, replicas: ${x}}\n", `:4: not valid YAML: did not find expected ',' or '}' (inside {...}, quote a reference: "${name}")`},
 		{head + "steps:\n- sleep: 1s\n- wait: {pods: {count: 1}\n- sleep: 2s\n", ":5: not valid YAML"},
@@ -77,7 +77,7 @@ func TestLoadErrorsNameLineAndField(t *testing.T) {
 		{head + "steps:\n- assert:\n  - dpdb: {name: x, allowed: 1}\n", `:5: unknown field "steps[0].assert[0].dpdb.allowed"`},
 		{head + "steps:\n- wait: {dpdb: {name: x, names: [y], disruptionsAllowed: 1}}\n", `:4: steps[0].wait: dpdb: give name or names, not both`},
 		{head + "steps:\n- assert: [{pdb: {name: x}}]\n", `:4: steps[0].assert: [0]: pdb: give disruptionsAllowed or currentHealthy`},
-		{head + "cluster: {existing: mine, disableDPDBController: true}\nsteps:\n- sleep: 1s\n", `:3: existing: a cluster used as it is takes no nodeGroups or options`},
+		{head + "cluster: {existing: mine, disableDPDBController: true}\nsteps:\n- sleep: 1s\n", `:3: cluster.existing: a cluster used as it is takes no nodeGroups or options`},
 		{head + "cluster: {disableDPDBControler: true}\nsteps:\n- sleep: 1s\n", `unknown field "cluster.disableDPDBControler"`},
 		{head + "clusters: [{name: a}, {name: b}]\nsteps:\n- foreach: {var: x, values: [1], steps: [{sleep: 1s}]}\n", `:5: steps[0].foreach.steps[0].cluster: required with several clusters`},
 		{head + "clusters: [{name: a}, {name: b}]\nsteps:\n- {cluster: c, foreach: {values: [1], steps: [{sleep: 1s}]}}\n", `:5: steps[0].cluster: no cluster named "c"`},
@@ -169,23 +169,27 @@ func TestExamplesLoad(t *testing.T) {
 	}
 }
 
-// examples are the scenario files in examples/, and the snapshot files
-// (`kubesim snapshot export`) there.
+// examples are the scenario files in examples/ (each file a glob of
+// examples/*.yaml picks is one: `kubesim run examples/*.yaml`), and the
+// snapshot files (`kubesim snapshot export`) in its directories, beside
+// the scenarios that clone them.
 func examples(t *testing.T) (scenarios, snapshots []string) {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
+	scenarios, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
+	data, err := filepath.Glob(filepath.Join("..", "..", "examples", "*", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range data {
+		content, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(string(data), snapshot.HeaderPrefix) {
+		if strings.Contains(string(content), snapshot.HeaderPrefix) {
 			snapshots = append(snapshots, f)
-		} else {
-			scenarios = append(scenarios, f)
 		}
 	}
 	return scenarios, snapshots

@@ -38,6 +38,12 @@ type Options struct {
 	// running when it passes fails, the rest are not run, and the
 	// clusters are deleted all the same.
 	Timeout time.Duration
+	// ResultsTo, if set, is where a run of one clock's scenarios, started
+	// by a run of scenarios on several clocks, writes its results for that
+	// run to report, instead of reporting them itself.
+	ResultsTo string
+	// Kubeconfig is the run's --kubeconfig, passed on to such runs.
+	Kubeconfig string
 }
 
 // Run loads every file first (so a bad one stops everything before a
@@ -70,12 +76,20 @@ func Run(ctx context.Context, files []string, o Options) ([]*result.Scenario, er
 		}
 	}
 	// A scaled scenario runs in a process on its clusters' clock: this
-	// one, started again (nothing was made yet).
-	clock, err := runClock(loaded, o.Provider)
+	// one, started again (nothing was made yet), or, for scenarios on
+	// several clocks, one such process per clock, one after another.
+	groups, err := clockGroups(loaded, o.Provider)
 	if err != nil {
 		return nil, err
 	}
-	if err := clusterclock.Reexec(clock); err != nil {
+	if len(groups) > 1 {
+		results, err := runClockGroups(ctx, groups, o)
+		if err != nil {
+			return results, err
+		}
+		return results, finish(ctx, results, o)
+	}
+	if err := clusterclock.Reexec(groups[0].clock); err != nil {
 		return nil, err
 	}
 	if !o.Keep {
@@ -91,15 +105,24 @@ func Run(ctx context.Context, files []string, o Options) ([]*result.Scenario, er
 		o.Provider = &p
 	}
 	var results []*result.Scenario
-	failed := 0
 	for _, f := range loaded {
-		r := runOne(ctx, f, o)
-		results = append(results, r)
-		if !r.Passed {
-			failed++
-		}
+		results = append(results, runOne(ctx, f, o))
 		if ctx.Err() != nil {
 			break
+		}
+	}
+	if o.ResultsTo != "" {
+		return results, writeResults(o.ResultsTo, results)
+	}
+	return results, finish(ctx, results, o)
+}
+
+// finish writes the reports of a run's results and says how it went.
+func finish(ctx context.Context, results []*result.Scenario, o Options) error {
+	failed := 0
+	for _, r := range results {
+		if !r.Passed {
+			failed++
 		}
 	}
 	var errs []error
@@ -110,18 +133,18 @@ func Run(ctx context.Context, files []string, o Options) ([]*result.Scenario, er
 		errs = append(errs, writeFile(o.Report, func(w io.Writer) error { return report.WriteHTML(w, results) }))
 	}
 	if err := errors.Join(errs...); err != nil {
-		return results, err
+		return err
 	}
 	if rt := runTimedOut(ctx); rt != nil {
-		return results, fmt.Errorf("%w; clusters cleaned up", rt)
+		return fmt.Errorf("%w; clusters cleaned up", rt)
 	}
 	if ctx.Err() != nil {
-		return results, errors.New("interrupted; clusters cleaned up")
+		return errors.New("interrupted; clusters cleaned up")
 	}
 	if failed > 0 {
-		return results, fmt.Errorf("%d of %d scenarios failed", failed, len(results))
+		return fmt.Errorf("%d of %d scenarios failed", failed, len(results))
 	}
-	return results, nil
+	return nil
 }
 
 func writeFile(path string, write func(io.Writer) error) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/kubectl/pkg/drain"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/explain"
@@ -37,9 +39,7 @@ func init() {
 }
 
 func validateDrain(d *v1alpha1.DrainStep) error {
-	if !slices.Contains([]string{"", "completes", "blocked"}, d.Expect) {
-		return fmt.Errorf("expect: %q; use completes or blocked", d.Expect)
-	}
+	// expect's values are checked with the other enums (enums.go).
 	if named(d.Node) && named(d.Nodes) {
 		return fmt.Errorf("node and nodes: give one of them (they mean the same)")
 	}
@@ -76,47 +76,81 @@ func named(n v1alpha1.NodeRef) bool { return len(n.Names) > 0 || n.Selector != "
 // inWaves: a drain that adds nodes or drains a few at a time.
 func inWaves(d *v1alpha1.DrainStep) bool { return d.MaxUnavailable > 0 || d.Surge != nil }
 
-// evictable are the pods on a node a drain evicts, by name.
-func (t *target) evictable(ctx context.Context, node string) ([]corev1.Pod, error) {
-	list, err := t.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
-	if err != nil {
-		return nil, err
+// drainer is kubectl's drain helper as `kubectl drain` sets it up with
+// the step's flags (each defaulting to true: --force, --ignore-daemonsets,
+// --delete-emptydir-data): it chooses a node's pods and evicts them.
+func (t *target) drainer(ctx context.Context, s *v1alpha1.DrainStep) *drain.Helper {
+	return &drain.Helper{
+		Ctx: ctx, Client: t.client,
+		Force:               orTrue(s.Force),
+		IgnoreAllDaemonSets: orTrue(s.IgnoreDaemonSets),
+		DeleteEmptyDirData:  orTrue(s.DeleteEmptyDirData),
+		GracePeriodSeconds:  -1, // each pod's own
+		Out:                 io.Discard, ErrOut: io.Discard,
 	}
-	var out []corev1.Pod
-	for _, p := range list.Items {
-		if evictablePod(&p) {
-			out = append(out, p)
+}
+
+func orTrue(b *bool) bool { return b == nil || *b }
+
+// evictable are the pods on a node kubectl's drain would evict, by name;
+// an error where it would refuse to drain the node (a pod no controller
+// recreates without force, one with emptyDir data without
+// deleteEmptyDirData, a DaemonSet's without ignoreDaemonSets), in its words.
+func evictable(h *drain.Helper, node string) ([]corev1.Pod, error) {
+	list, errs := h.GetPodsForDeletion(node)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("kubectl drain would refuse node %s: %w (the step's force, ignoreDaemonSets and deleteEmptyDirData are its flags)", node, errors.Join(errs...))
+	}
+	pods := list.Pods()
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	return pods, nil
+}
+
+// evict asks the eviction API, through kubectl's drain helper, to evict a
+// pod: nil, a refusal (a budget's or a webhook's words), or another error.
+// A throttle (429 with Retry-After and no budget named: the API server's
+// priority and fairness) is no refusal: it is waited out and asked again.
+func (t *target) evict(ctx context.Context, h *drain.Helper, p corev1.Pod) (refusal string, err error) {
+	for {
+		err = h.EvictPod(p, policyv1.SchemeGroupVersion)
+		switch {
+		case err == nil, apierrors.IsNotFound(err):
+			t.evicted[p.Namespace+"/"+p.Name] = true
+			return "", nil
+		case apierrors.IsTooManyRequests(err):
+			wait, throttled := throttle(err)
+			if !throttled {
+				return refusalWords(err), nil
+			}
+			select {
+			case <-ctx.Done():
+				return "", ctx.Err()
+			case <-time.After(wait):
+			}
+			continue
+		}
+		return "", err
+	}
+}
+
+// throttle tells a 429 that asks to come back later from a refusal: a
+// budget's carries a DisruptionBudget cause, a webhook's (dpdb's) no
+// Retry-After; the API server's priority and fairness sends Retry-After.
+func throttle(err error) (time.Duration, bool) {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return 0, false
+	}
+	d := status.Status().Details
+	if d == nil || d.RetryAfterSeconds <= 0 {
+		return 0, false
+	}
+	for _, c := range d.Causes {
+		if c.Type == policyv1.DisruptionBudgetCause {
+			return 0, false
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
-}
-
-// evictablePod: not a DaemonSet pod, not a mirror pod, not finished or
-// going.
-func evictablePod(p *corev1.Pod) bool {
-	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil {
-		return false
-	}
-	if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
-		return false
-	}
-	c := metav1.GetControllerOf(p)
-	return c == nil || c.Kind != "DaemonSet"
-}
-
-// evict asks the eviction API to evict a pod: nil, a refusal (the budget's
-// words), or another error.
-func (t *target) evict(ctx context.Context, p corev1.Pod) (refusal string, err error) {
-	err = t.client.PolicyV1().Evictions(p.Namespace).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}})
-	switch {
-	case err == nil, apierrors.IsNotFound(err):
-		t.evicted[p.Namespace+"/"+p.Name] = true
-		return "", nil
-	case apierrors.IsTooManyRequests(err):
-		return refusalWords(err), nil
-	}
-	return "", err
+	return time.Duration(d.RetryAfterSeconds) * time.Second, true
 }
 
 // refusalWords are a refused eviction's most telling words: the budget's
@@ -139,6 +173,7 @@ func refusalWords(err error) string {
 // drainRun is one drain step as it runs, across its waves.
 type drainRun struct {
 	t       *target
+	h       *drain.Helper
 	d       *disruption     // what evictions assertions read
 	made    map[string]bool // pods evicted, of every wave
 	timeout time.Duration
@@ -163,7 +198,7 @@ func (t *target) drain(ctx context.Context, s *v1alpha1.DrainStep, timeout time.
 	plan := planDrain(s, names, group, now)
 	rec := &result.Drain{Planned: len(plan.waves)}
 	res.Drain = rec
-	dr := &drainRun{t: t, d: &disruption{What: "drain " + strings.Join(names, ",")}, made: map[string]bool{}, timeout: timeout, blocked: s.Expect == "blocked"}
+	dr := &drainRun{t: t, h: t.drainer(ctx, s), d: &disruption{What: "drain " + strings.Join(names, ",")}, made: map[string]bool{}, timeout: timeout, blocked: s.Expect == "blocked"}
 	t.last = dr.d
 	blocked, err := dr.run(ctx, plan, rec)
 	rec.Pending = t.leftPending(ctx)
@@ -254,7 +289,7 @@ func (dr *drainRun) wave(ctx context.Context, nodes []string, w *result.Wave, wh
 	for {
 		refused := map[string]string{}
 		for _, n := range nodes {
-			pods, err := t.evictable(ctx, n)
+			pods, err := evictable(dr.h, n)
 			if err != nil {
 				return false, dr.orNotDone(ctx, which, refused, err)
 			}
@@ -263,7 +298,7 @@ func (dr *drainRun) wave(ctx context.Context, nodes []string, w *result.Wave, wh
 				if dr.made[key] {
 					continue
 				}
-				msg, err := t.evict(ctx, p)
+				msg, err := t.evict(ctx, dr.h, p)
 				if err != nil {
 					return false, dr.orNotDone(ctx, which, refused, fmt.Errorf("evicting %s: %w", key, err))
 				}
@@ -342,8 +377,8 @@ func (dr *drainRun) settle(ctx context.Context, nodes []string, existed map[type
 		left, done := 0, map[types.UID]int{}
 		for _, p := range pods {
 			if onWave[p.Spec.NodeName] {
-				if evictablePod(p) {
-					left++
+				if dr.made[p.Namespace+"/"+p.Name] {
+					left++ // evicted, not gone yet
 				}
 				continue
 			}

@@ -3,7 +3,6 @@ package scenario
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,9 +15,6 @@ func init() {
 	stepKinds.register(&stepKind{
 		name: "evict",
 		validate: func(s *v1alpha1.Step, _ clusterNames) error {
-			if !slices.Contains([]string{"", "allowed", "refused"}, s.Evict.Expect) {
-				return fmt.Errorf("expect: %q; use allowed or refused", s.Evict.Expect)
-			}
 			if (s.Evict.Pod == "") == (s.Evict.Selector == "") {
 				return fmt.Errorf("give pod (a name) or selector, one of them")
 			}
@@ -53,7 +49,7 @@ func (t *target) evictOne(ctx context.Context, s *v1alpha1.EvictStep) (string, e
 			return "", fmt.Errorf("no pod matches %s in %s", s.Selector, ns)
 		}
 	}
-	msg, err := t.evict(ctx, pod)
+	msg, err := t.evict(ctx, t.drainer(ctx, &v1alpha1.DrainStep{}), pod)
 	if err != nil {
 		return "", err
 	}

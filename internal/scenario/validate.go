@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -12,11 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/manifest"
 	"github.com/kubesim/kubesim/internal/scale"
 )
 
+// errAt is an error at a line of the scenario file (a step's).
 func errAt(line int, format string, args ...any) error {
-	return fmt.Errorf("%d: %s", line, fmt.Sprintf(format, args...))
+	return &manifest.Error{Line: line, Msg: fmt.Sprintf(format, args...)}
 }
 
 // validate checks what decoding cannot: one action per step, clusters
@@ -44,8 +47,19 @@ func validate(s *v1alpha1.Scenario, root *yaml.Node) error {
 			return lineError(at, "clusters[%d].name: %q is used twice", i, c.Name)
 		}
 		names[c.Name] = true
+		field := "cluster"
+		if s.Cluster == nil {
+			field = fmt.Sprintf("clusters[%d]", i)
+		}
+		// timeScale: 0 reads as none, real time: refused, as
+		// --time-scale 0 is, rather than taken for what was not asked.
+		if n, given := manifest.Lookup(at, "timeScale"); given && c.TimeScale == 0 {
+			return lineError(n, "%s.timeScale: %v", field, v1alpha1.CheckTimeScale(0))
+		}
 		if err := validateCluster(c); err != nil {
-			return lineError(at, "%s", err)
+			// The error starts with the field's path in the cluster: its
+			// line is the field's, where the file gives it.
+			return lineError(find(at, leadingPath.FindString(err.Error())), "%s.%v", field, err)
 		}
 	}
 	if err := validateSteps(s.Steps, "steps", names); err != nil {
@@ -57,6 +71,10 @@ func validate(s *v1alpha1.Scenario, root *yaml.Node) error {
 	}
 	return checkSurgeGroups(s.Steps, "steps", specs)
 }
+
+// leadingPath is the field path an error starts with (networking.podSubnet,
+// nodeGroups[1].template).
+var leadingPath = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*(\[\d+\]|\.[A-Za-z][A-Za-z0-9]*)*`)
 
 // notInScenario are the options (ClusterSpec fields) a scenario's cluster
 // cannot set, each with the reason; it takes every other one as a Cluster
@@ -114,7 +132,7 @@ func validateCluster(c *v1alpha1.ScenarioCluster) error {
 				return fmt.Errorf("nodeGroups[%d].template: %w", i, err)
 			}
 			if _, err := scale.ParseTemplate(data); err != nil {
-				return fmt.Errorf("nodeGroups[%d].template %s: %w", i, g.Template, err)
+				return fmt.Errorf("nodeGroups[%d].template %w", i, manifest.InFile(g.Template, err))
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -29,6 +30,22 @@ const (
 	killWait = 5 * time.Second
 )
 
+// keepNoInheritedFiles marks every descriptor above stderr close-on-exec,
+// so that the detached cluster holds nothing this command inherited: the
+// lock a wrapper such as flock(1) holds for the command's duration, the
+// pipe a CI step waits on until it closes. Go's own are so already.
+func keepNoInheritedFiles() {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
+}
+
 // Launch starts the cluster's supervisor, detached from this process, and
 // waits until the cluster can serve a user (Ready). If it does not within
 // wait, what was started is stopped again.
@@ -51,6 +68,7 @@ func Launch(ctx context.Context, home string, d clusterdir.Dir, wait time.Durati
 	cmd.Env = processEnv(gcPercent)
 	// Its own session: the cluster outlives this command and the terminal.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	keepNoInheritedFiles()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting the supervisor: %w", err)
 	}

@@ -40,9 +40,14 @@ var kubeletRoute = component.Route{Port: kubeletsim.DefaultKubeletPort, Socket: 
 // does not wait for its informers: create takes no longer for it.
 func Component() component.Component {
 	return component.Component{
-		Name:         ComponentName,
-		Main:         component.Main(ComponentName, DefaultOptions, Run),
-		Args:         component.OwnArgs(componentOptions),
+		Name: ComponentName,
+		Main: component.Main(ComponentName, DefaultOptions, Run),
+		Args: component.OwnArgs(componentOptions),
+		// `create cluster`'s flags of the options it reads.
+		Flags: []component.Flag{
+			{Name: "disable-usage-metrics", Usage: "serve no metrics.k8s.io from declared usage (kubectl top and CPU/memory HPAs then have no metrics)",
+				Lands: component.At((*pflag.FlagSet).BoolVar, func(s *v1alpha1.ClusterSpec) *bool { return &s.Usage.Disabled })},
+		},
 		Enabled:      func(c *v1alpha1.Cluster) bool { return !c.Usage.Disabled },
 		StartAfter:   "etcd",
 		Prepare:      followPort,

@@ -23,7 +23,7 @@ var (
 )
 
 func init() {
-	if !strings.HasPrefix(gitVersion, "v0.0.0-master") {
+	if gitVersion != "" && !strings.HasPrefix(gitVersion, "v0.0.0-master") {
 		return // stamped at link time
 	}
 	if v := kubernetesModuleVersion(); v != "" {

@@ -560,7 +560,7 @@ func TestDevicesBadInput(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct{ devices, want string }{
 		{`[{driver: GPU_Driver, count: 1}]`, `nodeGroups[0].devices[0].driver: "GPU_Driver" is not a driver name`},
-		{`[{driver: gpu.kubesim.io, count: 1, attributes: {clock: 1.5}}]`, "nodeGroups.devices.attributes: 1.5 is not a whole number"},
+		{`[{driver: gpu.kubesim.io, count: 1, attributes: {clock: 1.5}}]`, "nodeGroups[0].devices[0].attributes.clock: 1.5 is not a whole number"},
 		{`[{driver: gpu.kubesim.io, count: 1, attributes: {` + strings.Repeat("x", 33) + `: "a"}}]`, "nodeGroups[0].devices[0].attributes: \"xxxx"},
 		{`[{driver: gpu.kubesim.io, count: 1, attributes: {model: "` + strings.Repeat("m", 65) + `"}}]`, "nodeGroups[0].devices[0].attributes.model: 65 characters; DRA takes at most 64"},
 		{`[{driver: gpu.kubesim.io, count: -1}]`, "nodeGroups[0].devices[0].count: must be between 0 and 8192"},

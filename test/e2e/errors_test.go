@@ -52,7 +52,7 @@ func TestBadInput(t *testing.T) {
 	e.fails("--replicas: must be between 0 and", "scale", "node", "--replicas", "-1")
 	e.fails("--replicas: required", "scale", "node")
 	e.fails(`cluster "nope" does not exist`, "scale", "node", "--name", "nope", "--replicas", "3")
-	e.fails("--node-template", "scale", "node", "--replicas", "3", "--template",
+	e.fails("--template "+filepath.Join(dir, "badnode.yaml")+`:4: unknown field "spec.podCIDRR"`, "scale", "node", "--replicas", "3", "--template",
 		config("badnode.yaml", "apiVersion: v1\nkind: Node\nspec:\n  podCIDRR: x\n"))
 	e.fails(`unknown field "spec.podCIDRR"`, "create", "cluster", "--nodes", "2", "--node-template",
 		config("badnode2.yaml", "apiVersion: v1\nkind: Node\nspec:\n  podCIDRR: x\n"))

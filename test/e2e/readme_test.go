@@ -15,35 +15,46 @@ import (
 )
 
 // walkthroughMarker is the HTML comment (invisible on GitHub) that marks a
-// README block TestREADMEWalkthrough runs.
-const walkthroughMarker = "<!-- walkthrough"
+// README blocks TestREADMEWalkthrough runs: the quick start's, in the
+// repository, then the walkthrough's.
+const (
+	quickStartMarker  = "<!-- quickstart"
+	walkthroughMarker = "<!-- walkthrough"
+)
 
-// TestREADMEWalkthrough runs README.md's walkthrough top to bottom, as
-// written, as a new user would: kubesim on PATH, their own KUBESIM_HOME,
-// KUBECONFIG and working directory. kubectl lines run as `kubesim kubectl`
-// (a kubectl on PATH that is kubesim's own), as CI machines may have none.
+// TestREADMEWalkthrough runs README.md's quick start and walkthrough top
+// to bottom, as written, as a new user pastes them on a fresh machine: the
+// quick start in the repository with nothing of kubesim's on PATH (it must
+// put kubesim there itself), then the walkthrough in a directory of their
+// own; their own KUBESIM_HOME and KUBECONFIG. kubectl lines run as
+// `kubesim kubectl` (a kubectl on PATH that is kubesim's own), as CI
+// machines may have none. `make cluster` builds bin/kubesim, as `make
+// test` has just done: the build is up to date and only the create runs.
 func TestREADMEWalkthrough(t *testing.T) {
 	e := newEnv(t)
-	script := walkthroughScript(t, "../../README.md")
+	quickStart := readmeBlock(t, "../../README.md", quickStartMarker)
+	walkthrough := readmeBlock(t, "../../README.md", walkthroughMarker)
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
 	if err := os.Mkdir(bin, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(binary, filepath.Join(bin, "kubesim")); err != nil {
 		t.Fatal(err)
 	}
 	shim := "#!/bin/sh\nexec kubesim kubectl \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(bin, "kubectl"), []byte(shim), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	script := "cd " + repo + "\n" + quickStart + "cd " + dir + "\n" + walkthrough
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // make cluster may build
 	defer cancel()
 	started := time.Now()
 	// -e: a failing line fails the walkthrough; -x: says which.
 	cmd := exec.CommandContext(ctx, "bash", "-euxo", "pipefail", "-c", script)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "HOME="+dir,
+	cmd.Env = append(withoutKubesimOnPath(t), "PATH="+bin+":"+pathWithoutKubesim(t), "HOME="+dir,
 		"KUBESIM_HOME="+e.home, "KUBECONFIG="+e.kubeconfig)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -62,8 +73,8 @@ func TestREADMEWalkthrough(t *testing.T) {
 	}
 }
 
-// walkthroughScript is the README's marked sh blocks, in order, joined.
-func walkthroughScript(t *testing.T, readme string) string {
+// readmeBlock is the README's sh blocks marked with marker, in order, joined.
+func readmeBlock(t *testing.T, readme, marker string) string {
 	t.Helper()
 	f, err := os.Open(readme)
 	if err != nil {
@@ -81,20 +92,47 @@ func walkthroughScript(t *testing.T, readme string) string {
 			inBlock = false
 		case inBlock:
 			script.WriteString(line + "\n")
-		case strings.HasPrefix(line, walkthroughMarker):
+		case strings.HasPrefix(line, marker):
 			marked = true
 		case marked && strings.HasPrefix(line, "```sh"):
 			marked, inBlock = false, true
 			blocks++
 		case marked && strings.TrimSpace(line) != "":
-			t.Fatalf("%s: %q follows a walkthrough marker; want a ```sh block right after it", readme, line)
+			t.Fatalf("%s: %q follows a %s marker; want a ```sh block right after it", readme, line, marker)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
 	if blocks == 0 {
-		t.Fatalf("%s has no block marked %q", readme, walkthroughMarker)
+		t.Fatalf("%s has no block marked %q", readme, marker)
 	}
 	return script.String()
+}
+
+// pathWithoutKubesim is PATH less every directory that holds a kubesim,
+// and withoutKubesimOnPath the environment less PATH and GOTOOLCHAIN (the
+// quick start sets it): a fresh machine has neither.
+func pathWithoutKubesim(t *testing.T) string {
+	t.Helper()
+	var dirs []string
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(d, "kubesim")); err == nil {
+			continue
+		}
+		dirs = append(dirs, d)
+	}
+	return strings.Join(dirs, string(filepath.ListSeparator))
+}
+
+func withoutKubesimOnPath(t *testing.T) []string {
+	t.Helper()
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if name != "PATH" && name != "GOTOOLCHAIN" && name != "MAKEFLAGS" && name != "MFLAGS" {
+			env = append(env, kv)
+		}
+	}
+	return env
 }

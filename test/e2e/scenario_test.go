@@ -190,8 +190,15 @@ func ensureChromium(t *testing.T) string {
 }
 
 // TestScenarioInterrupt: Ctrl-C in the middle of a step ends the run
-// non-zero and deletes the cluster it made, processes and all.
+// non-zero and deletes the cluster it made, processes and all; so does a
+// double Ctrl-C (two interrupts 10 ms apart), which says it goes on
+// cleaning up rather than skipping the clean-up.
 func TestScenarioInterrupt(t *testing.T) {
+	t.Run("once", func(t *testing.T) { interruptRun(t, 1) })
+	t.Run("twice", func(t *testing.T) { interruptRun(t, 2) })
+}
+
+func interruptRun(t *testing.T, interrupts int) {
 	e := shortHome(t, newEnv(t))
 	file := filepath.Join(t.TempDir(), "long.yaml")
 	writeFile(t, file, []byte("apiVersion: kubesim.io/v1alpha1\nkind: Scenario\nname: long\ncluster: {nodeGroups: [{count: 1}]}\nsteps:\n- sleep: 10m\n"))
@@ -233,15 +240,23 @@ func TestScenarioInterrupt(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatal("no cluster after 3 minutes")
 	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
+	for i := range interrupts {
+		if i > 0 {
+			time.Sleep(10 * time.Millisecond) // the second press of a double Ctrl-C
+		}
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		if err == nil || !strings.Contains(stderr.String(), "interrupted") {
+		if err == nil || !strings.Contains(stderr.String(), "interrupted; clusters cleaned up") {
 			t.Errorf("interrupted run: err %v, stderr %q", err, stderr.String())
+		}
+		if interrupts > 1 && !strings.Contains(stderr.String(), "interrupted again: still winding up and cleaning up") {
+			t.Errorf("the second interrupt is not told: stderr %q", stderr.String())
 		}
 	case <-time.After(time.Minute):
 		_ = cmd.Process.Kill()

@@ -64,7 +64,56 @@ spec:
   next: {statusTemplate: "phase: Failed"}
 `)
 		waitEvent(t, client, "", "bad-jq", "StageInvalid", "spec.selector.matchExpressions[0].key")
+		eventually(t, 30*time.Second, "bad-jq Accepted False", func() error {
+			got := e.kubectl("get", "stage", "bad-jq", "-o", `jsonpath={.status.conditions[?(@.type=="Accepted")].status} {.status.conditions[?(@.type=="Accepted")].message}`).stdout
+			if !strings.HasPrefix(got, "False ") || !strings.Contains(got, "spec.selector.matchExpressions[0].key") {
+				return fmt.Errorf("Accepted %q", got)
+			}
+			return nil
+		})
+		// Mended, it carries no condition of the simulator's, as in KWOK.
+		e.kubectl("patch", "stage", "bad-jq", "--type=json", `-p=[{"op": "replace", "path": "/spec/selector/matchExpressions/0/key", "value": ".metadata.labels.never"}]`)
+		waitStageAccepted(t, e, "bad-jq")
+		if got := e.kubectl("get", "stage", "bad-jq", "-o", `jsonpath={.status.conditions}`).stdout; got != "" {
+			t.Errorf("the mended Stage keeps conditions %s", got)
+		}
 		e.kubectl("delete", "stage", "bad-jq")
+	})
+
+	// KWOK's own e2e case: a Stage on Stages that marks each Stage without
+	// conditions Available. In KWOK nothing else writes a Stage's status,
+	// so it matches; kubesim must leave a Stage's conditions to its users.
+	t.Run("a Stage on Stages selects by conditions as in KWOK", func(t *testing.T) {
+		e := e.in(t)
+		e.apply(`
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: mark-available
+  annotations: {e2e.kubesim.io/mark-available: "yes"}
+spec:
+  resourceRef: {apiGroup: kwok.x-k8s.io/v1alpha1, kind: Stage}
+  selector:
+    matchAnnotations: {e2e.kubesim.io/mark-available: "yes"}
+    matchExpressions:
+    - {key: .status.conditions, operator: DoesNotExist}
+  next:
+    statusTemplate: |
+      conditions:
+      - type: Available
+        status: "True"
+        reason: Marked
+        message: marked by a Stage
+        lastTransitionTime: {{ Now | Quote }}
+`)
+		eventually(t, 60*time.Second, "mark-available marks itself Available", func() error {
+			got := e.kubectl("get", "stage", "mark-available", "-o", `jsonpath={range .status.conditions[*]}{.type}={.status} {end}`).stdout
+			if strings.TrimSpace(got) != "Available=True" {
+				return fmt.Errorf("conditions %q", got)
+			}
+			return nil
+		})
+		e.kubectl("delete", "stage", "mark-available")
 	})
 
 	t.Run("delay and jitter; label selection; custom condition; a chain", func(t *testing.T) {
@@ -688,8 +737,8 @@ spec:
 		volume = pv.Name
 		return nil
 	})
-	if got := e.kubectl("get", "stage", "pvc-provision", "-o", `jsonpath={.status.conditions[?(@.type=="Accepted")].status}`).stdout; got != "True" {
-		t.Errorf("pvc-provision Accepted %q, want True", got)
+	if got := e.kubectl("get", "stage", "pvc-provision", "-o", `jsonpath={.status.observedGeneration} {.status.conditions}`).stdout; got != "1 " {
+		t.Errorf("pvc-provision's status %q, want observedGeneration 1 and no conditions", got)
 	}
 	e.kubectl("delete", "pvc", "data", "--wait=false")
 	eventually(t, 60*time.Second, "volume released and deleted", func() error {
@@ -794,15 +843,19 @@ spec:
 `, name, statusTemplate)
 }
 
-// waitStageAccepted waits until the simulator has taken up the Stage
-// (its Accepted condition, set as the simulator compiles it): a pod made
-// before might meet the stages without it.
+// waitStageAccepted waits until the simulator has taken up the Stage: it
+// has read its generation (status.observedGeneration) and left no Accepted
+// False condition on it. A pod made before might meet the stages without it.
 func waitStageAccepted(t *testing.T, e *env, name string) {
 	t.Helper()
 	eventually(t, 30*time.Second, "Stage "+name+" accepted", func() error {
-		r := e.run("kubectl", "--name", e.cluster, "get", "stage", name, "-o", `jsonpath={.status.conditions[?(@.type=="Accepted")].status}`)
-		if r.code != 0 || r.stdout != "True" {
-			return fmt.Errorf("Accepted %q: %s", r.stdout, r.stderr)
+		r := e.run("kubectl", "--name", e.cluster, "get", "stage", name, "-o",
+			`jsonpath={.metadata.generation} {.status.observedGeneration} {.status.conditions[?(@.type=="Accepted")].status}`)
+		if r.code != 0 {
+			return fmt.Errorf("%s", r.stderr)
+		}
+		if f := strings.Fields(r.stdout); len(f) != 2 || f[0] != f[1] {
+			return fmt.Errorf("generation, observedGeneration and Accepted: %q", r.stdout)
 		}
 		return nil
 	})

@@ -280,6 +280,16 @@ func (c Clock) Now(real time.Time) time.Time {
 // and the control plane's own work cannot keep.
 const MaxTimeScale = 1000
 
+// CheckTimeScale checks a time scale given: 0 too, which in the field
+// means "not set" but given (--time-scale 0, timeScale: 0) would run the
+// cluster in real time unasked. The caller names the field or flag.
+func CheckTimeScale(n int32) error {
+	if n < 1 || n > MaxTimeScale {
+		return fmt.Errorf("must be a whole number from 1 (real time) to %d, got %d", MaxTimeScale, n)
+	}
+	return nil
+}
+
 // SetDefaults fills every unset option with kubesim's default.
 func (c *Cluster) SetDefaults() {
 	c.APIVersion, c.Kind = GroupVersion, ClusterKind
@@ -345,8 +355,10 @@ func (c *Cluster) Validate() error {
 	if p := c.Scheduler.ExplainPods; p != nil && *p < 0 {
 		return fmt.Errorf("scheduler.explainPods: must be 0 (record nothing) or more, got %d", *p)
 	}
-	if c.TimeScale < 0 || c.TimeScale > MaxTimeScale {
-		return fmt.Errorf("timeScale (--time-scale): must be a whole number from 1 (real time) to %d, got %d", MaxTimeScale, c.TimeScale)
+	if c.TimeScale != 0 { // 0: not set, real time
+		if err := CheckTimeScale(c.TimeScale); err != nil {
+			return fmt.Errorf("timeScale (--time-scale): %w", err)
+		}
 	}
 	if m := c.MemoryLimit; m != nil && m.Sign() < 0 {
 		return fmt.Errorf("memoryLimit: must be a size such as 2Gi, or 0 for no limit, got %s", m)

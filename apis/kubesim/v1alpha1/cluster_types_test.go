@@ -30,6 +30,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		{func(c *Cluster) { c.Networking.PodSubnet = "nonsense" }, "networking.podSubnet"},
 		{func(c *Cluster) { c.Networking.ServiceSubnet = "10.0.0.0/24" }, "overlaps networking.podSubnet"},
 		{func(c *Cluster) { c.Networking.NodeSubnet = "10.96.0.0/16" }, "networking.nodeSubnet"},
+		{func(c *Cluster) { c.TimeScale = -1 }, "timeScale (--time-scale): must be a whole number from 1 (real time) to 1000, got -1"},
+		{func(c *Cluster) { c.TimeScale = 1001 }, "timeScale (--time-scale): must be a whole number from 1 (real time) to 1000, got 1001"},
 		{func(c *Cluster) { c.Nodes = -1 }, "nodes (--nodes): must be between 0 and 1000000, got -1"},
 		{func(c *Cluster) { c.Nodes = 1_000_001 }, "nodes (--nodes): must be between 0 and 1000000, got 1000001"},
 		{func(c *Cluster) { c.Nodes = 2_000_000_000 }, "nodes (--nodes): must be between 0 and 1000000"},
@@ -70,5 +72,15 @@ func TestDeepCopySharesNothing(t *testing.T) {
 		pct != 10 || c.Descheduler.Profiles[0] != "LongLifecycle" || c.Descheduler.Interval.Duration == time.Hour ||
 		c.MemoryLimit.Cmp(DefaultMemoryLimit) != 0 {
 		t.Error("DeepCopy shares memory with the original")
+	}
+}
+
+// A time scale given is 1 or more: 0, though the field's "not set", is
+// refused where a user gives it (--time-scale 0, timeScale: 0) as -1 is.
+func TestCheckTimeScaleRefusesZero(t *testing.T) {
+	for n, ok := range map[int32]bool{-1: false, 0: false, 1: true, MaxTimeScale: true, MaxTimeScale + 1: false} {
+		if err := CheckTimeScale(n); (err == nil) != ok {
+			t.Errorf("CheckTimeScale(%d) = %v, want ok %v", n, err, ok)
+		}
 	}
 }

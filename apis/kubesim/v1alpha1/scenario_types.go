@@ -244,8 +244,8 @@ type TaintStep struct {
 	Remove bool           `json:"remove,omitempty"`
 }
 
-// DrainStep cordons nodes and evicts their pods through the eviction API,
-// as kubectl drain does, in waves of MaxUnavailable nodes (default: all in
+// DrainStep cordons nodes and evicts their pods through the eviction API
+// with kubectl's drain helper (its choice of pods and its eviction), in waves of MaxUnavailable nodes (default: all in
 // one). Each wave waits for the replacements of the pods it evicted to be
 // Running elsewhere (or found unschedulable) before the next. Expect says
 // what must come of it: completes (the default; refused evictions are
@@ -263,6 +263,13 @@ type DrainStep struct {
 	// Surge adds nodes to a node group before the first wave.
 	Surge  *DrainSurge `json:"surge,omitempty"`
 	Expect string      `json:"expect,omitempty"`
+	// Force, IgnoreDaemonSets and DeleteEmptyDirData are kubectl drain's
+	// --force, --ignore-daemonsets and --delete-emptydir-data, each true
+	// unless set false: false makes the drain refuse a node with such
+	// pods, as kubectl does without the flag.
+	Force              *bool `json:"force,omitempty"`
+	IgnoreDaemonSets   *bool `json:"ignoreDaemonSets,omitempty"`
+	DeleteEmptyDirData *bool `json:"deleteEmptyDirData,omitempty"`
 }
 
 // DrainSurge adds Count nodes to the node group NodeGroup ("" is the

@@ -32,16 +32,24 @@ type Stage struct {
 	Status            StageStatus `json:"status,omitempty"`
 }
 
-// StageStatus is what the simulator reports of a Stage.
+// StageStatus is what the simulator reports of a Stage. KWOK writes
+// nothing here, and a Stage may select Stages by their status (KWOK's own
+// tests select `.status.conditions` DoesNotExist): the simulator adds a
+// condition only to a Stage it cannot apply.
 type StageStatus struct {
-	// Conditions: Accepted tells whether the simulator compiled the Stage
-	// (False names the field at fault).
+	// ObservedGeneration is the generation of the Stage the simulator last
+	// compiled: it applies that generation unless Accepted is False.
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions: Accepted False says the simulator left the Stage out and
+	// names the field at fault; it is removed once the Stage compiles. A
+	// Stage's own stages may write other conditions here.
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// StageConditionAccepted is the condition saying whether a Stage compiled.
+// StageConditionAccepted is the condition on a Stage the simulator left
+// out (status False).
 const StageConditionAccepted = "Accepted"
 
 // StageList is a list of Stages.

@@ -89,8 +89,9 @@ func (a *attempt) nodeScores(i int) ([]explain.PluginScore, *int64) {
 var filterRank = map[string]int{explain.Passed: 0, explain.Rejected: 1, explain.RejectedAtPreFilter: 2, explain.NotEvaluated: 3}
 
 // compareNodes puts the chosen node first, then the scored nodes by total
-// (best first), then the other feasible ones, the rejected ones by plugin,
-// and the nodes not evaluated; names break ties.
+// (best first; equal totals in the order the scheduler scored them, which
+// is how it breaks ties), then the other feasible ones, the rejected ones
+// by plugin, and the nodes not evaluated; names break the other ties.
 func compareNodes(chosen string, x, y explain.NodeResult) int {
 	if (x.Name == chosen) != (y.Name == chosen) {
 		if x.Name == chosen {
@@ -108,9 +109,7 @@ func compareNodes(chosen string, x, y explain.NodeResult) int {
 		return 1
 	}
 	if x.Total != nil {
-		if c := cmp.Compare(*y.Total, *x.Total); c != 0 {
-			return c
-		}
+		return cmp.Compare(*y.Total, *x.Total) // a stable sort keeps the scheduler's order
 	}
 	if c := cmp.Compare(x.Plugin, y.Plugin); c != 0 {
 		return c

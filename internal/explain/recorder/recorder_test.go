@@ -233,3 +233,29 @@ func BenchmarkAttempt(b *testing.B) {
 		})
 	}
 }
+
+// Nodes of equal total are listed in the order the scheduler scored them,
+// by which v1.36's scheduler breaks the tie, not by name.
+func TestTiedNodesKeepTheSchedulersOrder(t *testing.T) {
+	r := New(10)
+	s := install(r, "z", "y", "x")
+	p := &profile{scores: map[string][]fwk.PluginScore{"z": scores(100, 50), "y": scores(100, 50), "x": scores(100, 50)}}
+	pi := &framework.QueuedPodInfo{PodInfo: &framework.PodInfo{Pod: pod("tie")}}
+	if _, err := s.SchedulePod(context.Background(), p, framework.NewCycleState(), pi); err != nil {
+		t.Fatal(err)
+	}
+	e, ok := r.Explain("default", "tie", []string{"x", "y", "z"})
+	if !ok {
+		t.Fatal("no record")
+	}
+	var order []string
+	for _, n := range e.Nodes {
+		order = append(order, n.Name)
+	}
+	if want := []string{"z", "y", "x"}; !equal(order, want) {
+		t.Errorf("nodes %v, want the scheduler's order %v", order, want)
+	}
+	if d, ok := e.Decided(); !ok || d.Margin != 0 || !equal(d.Tied, []string{"y", "x"}) {
+		t.Errorf("decided %+v, want a tie with y, x", d)
+	}
+}

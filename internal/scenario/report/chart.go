@@ -22,7 +22,8 @@ const (
 // steps: a value holds until the next sample. The usage steps of its
 // cluster are marked where they ran. The samples are in data-samples too
 // ("seconds:current/desired:metric;…", "-" for no metric), for tests and
-// tools.
+// tools. The seconds run from the first step to the run's end; an HPA
+// still scaling then (current replicas not yet desired) is said to be.
 func hpaChart(r *result.Scenario, a *result.Autoscaler) template.HTML {
 	if len(a.Samples) == 0 {
 		return ""
@@ -73,10 +74,16 @@ func hpaChart(r *result.Scenario, a *result.Autoscaler) template.HTML {
 		v := maxMetric * float64(i) / 4
 		fmt.Fprintf(&b, `<text x="%d" y="%.1f" class="tick r">%g</text>`, marginL+plotW+6, yM(v)+4, v)
 	}
+	// The seconds: round ones, then the run's end at the plot's right
+	// edge (the last sample holds until then), the round ones that would
+	// run into its label left out.
+	end := fmt.Sprintf("%gs end", math.Round(to*10)/10)
+	endAt := x(to) - 6*float64(len(end))
 	secStep := niceCeil((to - from) / 8)
-	for s := math.Ceil(from/secStep) * secStep; s <= to; s += secStep {
+	for s := math.Ceil(from/secStep) * secStep; s <= to && x(s)+18 < endAt; s += secStep {
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="tick c">%gs</text>`, x(s), marginTop+plotH+16, s)
 	}
+	fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="tick end">%s</text>`, x(to), marginTop+plotH+16, end)
 	fmt.Fprintf(&b, `<text x="%d" y="%d" class="axis">replicas</text>`, marginL-40, marginTop-10)
 	fmt.Fprintf(&b, `<text x="%d" y="%d" class="axis r">%s</text>`, marginL+plotW+56, marginTop-10, html.EscapeString(a.Metric))
 
@@ -102,9 +109,28 @@ func hpaChart(r *result.Scenario, a *result.Autoscaler) template.HTML {
 			at+3, marginTop+12+12*row, html.EscapeString(label))
 	}
 
+	// Still scaling when the run ended (the last sample's current replicas
+	// short of or past its desired): said at the right end, above the
+	// higher of the two lines (below the lower one if there is no room),
+	// with a bar spanning the gap.
+	last := a.Samples[len(a.Samples)-1]
+	unsettled, unsettledY := last.CurrentReplicas != last.DesiredReplicas, 0.0
+	if unsettled {
+		yc, yd := yR(float64(last.CurrentReplicas)), yR(float64(last.DesiredReplicas))
+		unsettledY = math.Min(yc, yd) - 7
+		if unsettledY < marginTop+14 {
+			unsettledY = math.Max(yc, yd) + 15
+		}
+		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" class="unsettled"/>`, marginL+plotW-3, marginL+plotW-3, yc, yd)
+	}
 	if a.Target > 0 {
-		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" class="target"/><text x="%d" y="%.1f" class="target">target %g</text>`,
-			marginL, marginL+plotW, yM(a.Target), yM(a.Target), marginL+plotW-4, yM(a.Target)-4, a.Target)
+		// Its label at the right end, or the left if the end is taken there.
+		tx, anchor := marginL+plotW-4, ""
+		if unsettled && math.Abs(yM(a.Target)-4-unsettledY) < 14 {
+			tx, anchor = marginL+4, " l"
+		}
+		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" class="target"/><text x="%d" y="%.1f" class="target%s">target %g</text>`,
+			marginL, marginL+plotW, yM(a.Target), yM(a.Target), tx, yM(a.Target)-4, anchor, a.Target)
 	}
 	// Each series as steps: the value holds until the next sample.
 	path := func(cls string, y func(result.AutoscalerSample) (float64, bool)) {
@@ -141,6 +167,11 @@ func hpaChart(r *result.Scenario, a *result.Autoscaler) template.HTML {
 	for _, s := range a.Samples {
 		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" class="sample"><title>%.1fs: %d current, %d desired replicas; %s %s</title></circle>`,
 			x(s.At.Seconds()), yR(float64(s.CurrentReplicas)), s.At.Seconds(), s.CurrentReplicas, s.DesiredReplicas, html.EscapeString(a.Metric), metricText(s.Metric))
+	}
+
+	if unsettled {
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" class="unsettled">still scaling at the end: %d of %d desired</text>`,
+			marginL+plotW-9, unsettledY, last.CurrentReplicas, last.DesiredReplicas)
 	}
 
 	// The legend, under the seconds.

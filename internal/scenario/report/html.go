@@ -59,17 +59,18 @@ const reportHTML = `<!DOCTYPE html>
 body{font:14px/1.4 system-ui,sans-serif;margin:20px;color:#222}
 h1{font-size:20px}h2{font-size:17px;margin-top:28px}
 .pass{color:#2a7a2a}.fail{color:#c0392b}
-.timeline{position:relative;height:auto;border:1px solid #ddd;padding:4px;margin:8px 0}
-.tl{position:relative;height:18px;margin:2px 0}
-.tl .bar{position:absolute;top:3px;height:12px;background:#59a14f;border-radius:2px;min-width:2px}
+.timeline{border:1px solid #ddd;padding:4px 8px;margin:8px 0}
+.tl{display:flex;align-items:center;padding:2px 0;border-bottom:1px solid #f1f2f4}.tl:last-child{border-bottom:0}
+.tl .lbl{flex:0 0 380px;box-sizing:border-box;padding-right:12px;font-size:11px;line-height:14px;overflow-wrap:anywhere}.tl .lbl small{color:#777}
+.tl .track{flex:1 1 0;min-width:0;position:relative;height:14px}
+.tl .bar{position:absolute;top:1px;height:12px;background:#59a14f;border-radius:2px;min-width:2px}
 .tl.failed .bar{background:#e15759}
-.tl .bar{margin-left:260px}.tl{margin-right:270px}
-.tl .lbl{position:absolute;left:0;width:255px;overflow:hidden;font-size:11px;white-space:nowrap;z-index:1;background:rgba(255,255,255,.7)}
 table.steps{border-collapse:collapse;margin:8px 0}table.steps td,table.steps th{border-bottom:1px solid #eee;padding:3px 8px;text-align:left;vertical-align:top}
 .step{border:1px solid #ddd;border-radius:6px;margin:10px 0;padding:8px}
 .step.failed{border-color:#e15759}
 .expect{font-family:monospace;background:#fdf1f0;padding:6px;white-space:pre-wrap}
 .placement{display:flex;flex-wrap:wrap;gap:8px;margin:6px 0}.podrow{display:block;margin:4px 0}
+svg.domainbox,svg.podrow{max-width:100%;height:auto}.legend .wl{white-space:nowrap}.legend .nsuffix{margin-left:16px;color:#555}
 .domain{fill:#f6f7f9;stroke:#c9ced6}.node{fill:#fff;stroke:#8a94a6}.node.cordoned{stroke-dasharray:4 2;fill:#f1f1f1}.node.notready{fill:#fde2e2;stroke:#c0392b}
 .dlabel{font-size:12px;font-weight:600}.nlabel{font-size:10px;fill:#444}.count{font-size:10px;text-anchor:end;fill:#888}
 .pending{fill-opacity:.15;stroke:#000}.evicted{fill-opacity:.2;stroke:#c0392b;stroke-dasharray:2 2}
@@ -82,12 +83,14 @@ td.wall{min-width:90px}.wbar{height:6px;background:#4e79a7;border-radius:2px;mar
 table.pendingpods td{font-size:12px}
 figure.hpa{margin:10px 0}figure.hpa figcaption{font-size:13px;margin-bottom:2px}
 .hpachart .plot{fill:#fbfbfc;stroke:#c9ced6}.hpachart .grid{stroke:#eceef2}
-.hpachart .tick{font-size:10px;fill:#555}.hpachart .tick.l{text-anchor:end}.hpachart .tick.c{text-anchor:middle}
+.hpachart .tick{font-size:10px;fill:#555}.hpachart .tick.l{text-anchor:end}.hpachart .tick.c{text-anchor:middle}.hpachart .tick.end{text-anchor:end;font-weight:600;fill:#333}
 .hpachart .axis{font-size:11px;font-weight:600;fill:#333}.hpachart .axis.r{text-anchor:end}
 .hpachart path{fill:none}.hpachart path.current,.hpachart line.current{stroke:#4e79a7;stroke-width:2.5}
 .hpachart path.desired,.hpachart line.desired{stroke:#f28e2b;stroke-width:2;stroke-dasharray:6 3}
 .hpachart path.metric,.hpachart line.metric{stroke:#59a14f;stroke-width:2}
-.hpachart line.target{stroke:#59a14f;stroke-width:1;stroke-dasharray:2 3}.hpachart text.target{font-size:10px;fill:#3d7a36;text-anchor:end}
+.hpachart line.target{stroke:#59a14f;stroke-width:1;stroke-dasharray:2 3}.hpachart text.target{font-size:10px;fill:#3d7a36;text-anchor:end}.hpachart text.target.l{text-anchor:start}
+.hpachart text{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}.hpachart text.legend,.hpachart .tick{stroke:none}
+.hpachart line.unsettled{stroke:#c0392b;stroke-width:3}.hpachart text.unsettled{font-size:11px;font-weight:600;fill:#c0392b;text-anchor:end}
 .hpachart line.usage{stroke:#b07aa1;stroke-width:1.5;stroke-dasharray:4 3}.hpachart text.usage{font-size:10px;fill:#7a4c70}
 .hpachart .sample{fill:#4e79a7}.hpachart .legend{font-size:11px;fill:#333}
 </style></head>
@@ -99,7 +102,7 @@ figure.hpa{margin:10px 0}figure.hpa figcaption{font-size:13px;margin-bottom:2px}
 <h2>{{if $r.Passed}}<span class="pass">✓</span>{{else}}<span class="fail">✗</span>{{end}} {{$r.Name}} <small>({{$r.File}}, {{secs $r.Duration}})</small></h2>
 {{if $r.Setup}}<div class="expect">clusters: {{$r.Setup}}</div>{{end}}
 {{if $r.Steps}}<div><small>clusters ready after {{secs (index $r.Steps 0).Start}}; the steps:</small></div>{{end}}
-<div class="timeline">{{range $s := $r.Steps}}<div class="tl{{if $s.Failed}} failed{{end}}"><span class="lbl">{{$s.Name}} {{secs $s.Duration}}</span><div class="bar" style="left:{{barLeft $r $s}};width:{{barWidth $r $s}}"></div></div>{{end}}</div>
+<div class="timeline">{{range $s := $r.Steps}}<div class="tl{{if $s.Failed}} failed{{end}}"><span class="lbl">{{$s.Name}} <small>{{secs $s.Duration}}</small></span><span class="track"><span class="bar" style="left:{{barLeft $r $s}};width:{{barWidth $r $s}}" title="at {{secs $s.Start}}, took {{secs $s.Duration}}"></span></span></div>{{end}}</div>
 {{range $a := $r.Autoscalers}}{{hpaChart $r $a}}{{end}}
 <button class="toggle" type="button">show only failures</button>
 {{range $s := $r.Steps}}{{if or $s.Placement $s.Assertions $s.Error $s.Drain}}

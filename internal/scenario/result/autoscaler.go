@@ -9,10 +9,11 @@ type Autoscaler struct {
 	Name    string `json:"name"`              // namespace/name
 	// Metric names the HPA's first metric ("cpu utilisation %"); Target is
 	// its target value, 0 if it has none the chart can draw.
-	Metric                   string             `json:"metric"`
-	Target                   float64            `json:"target,omitempty"`
-	MinReplicas, MaxReplicas int32              `json:"-"`
-	Samples                  []AutoscalerSample `json:"samples"`
+	Metric      string             `json:"metric"`
+	Target      float64            `json:"target,omitempty"`
+	MinReplicas int32              `json:"minReplicas"`
+	MaxReplicas int32              `json:"maxReplicas"`
+	Samples     []AutoscalerSample `json:"samples"`
 }
 
 // AutoscalerSample is an HPA's status at one moment; it holds until the

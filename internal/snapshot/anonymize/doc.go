@@ -49,12 +49,22 @@
 //     topology keys: well-known keys carry the meaning the scheduler and
 //     controllers act on, and a selector's key must match its labels'.
 //     (Custom keys are kept too, so a key's domain prefix stays visible.)
-//   - The values of topology keys (zones, regions: every key of a
-//     topology.* domain, such as topology.kubernetes.io/zone or a CSI
-//     driver's topology.ebs.csi.aws.com/zone, and the failure-domain.beta
-//     forms), kubernetes.io/os and /arch,
-//     node.kubernetes.io/instance-type: they decide where pods fit and
-//     spread, and name a provider's regions, not the source's things.
+//   - The values of the keys whose meaning is their value (keptValueKeys
+//     and keptValuePrefixes in mapping.go, listed with reasons in
+//     docs/clone.md): what a node is (every key of a topology.* domain,
+//     such as topology.kubernetes.io/zone or a CSI driver's
+//     topology.ebs.csi.aws.com/zone, and the failure-domain.beta forms;
+//     kubernetes.io/os and /arch, node.kubernetes.io/instance-type and
+//     windows-build, feature.node.kubernetes.io/*): they decide where pods
+//     fit and spread, and name a provider's regions, not the source's
+//     things; policy the API server accepts only in its own words (Pod
+//     Security levels and versions, seccomp and AppArmor profiles);
+//     settings of upstream's controllers (addonmanager mode, topology
+//     mode, fstype); a pod's claim entry name
+//     (resource.kubernetes.io/pod-claim-name). Well-known keys whose
+//     values name the source's things (app.kubernetes.io/*,
+//     kubernetes.io/hostname, kubernetes.io/metadata.name, pod-name,
+//     job-name, selected-node) and keys not known here are mapped.
 //   - pod-template-hash and controller-revision-hash values (hashes), the
 //     kubelet's kubernetes.io/config.* annotations, the volume binder's
 //     pv.kubernetes.io/* annotations, CSI driver names
@@ -68,7 +78,12 @@
 //   - The names every cluster has: the namespaces default, kube-system,
 //     kube-public and kube-node-lease, the Service kubernetes, the
 //     PriorityClasses system-cluster-critical and system-node-critical, the
-//     default-scheduler.
+//     default-scheduler, the service accounts upstream's RBAC bootstrap
+//     binds in kube-system (the controllers'), and kubesim's own
+//     (kubesim-dpdb, kubesim-usage-metrics). The cluster's own objects
+//     (ownObjects: the Services default/kubernetes and
+//     kube-system/kubesim-usage-metrics) are kept whole but for their
+//     annotations, as a plain export has them: the clone finds them there.
 //   - Container port names and a pod's resource claim entry names (local
 //     to a pod spec), numbers, quantities, policies and other settings.
 //
@@ -78,9 +93,10 @@
 // handles of the source's disks).
 //
 // Left alone, and so still the source's: label and annotation keys (a
-// custom key's domain), the API group of a custom resource, probes and
-// lifecycle hooks (their exec commands, HTTP paths and hosts), a
-// container's workingDir, a DeviceClass's CEL selectors, IP addresses
+// custom key's domain; but the container a seccomp or AppArmor
+// annotation's key names is mapped with the container), the API group
+// of a custom resource, probes and lifecycle hooks (their exec commands,
+// HTTP paths and hosts), security contexts, a container's workingDir, a DeviceClass's CEL selectors, IP addresses
 // (the export replaces nodes' with simulated ones). Objects of kinds this
 // package does not know (custom resources) have their metadata mapped
 // and the rest left alone; the Summary names them.

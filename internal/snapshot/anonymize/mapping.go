@@ -8,7 +8,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac/bootstrappolicy"
 )
 
 // Anonymizer maps the strings of a snapshot through an HMAC keyed by its
@@ -79,7 +84,7 @@ func (a *Anonymizer) str(s string) string {
 	}
 	var out string
 	switch parts, derived := a.derived[s]; {
-	case keptNames[s] || namesNothing(s):
+	case isKeptName(s) || namesNothing(s):
 		out = s
 	case derived:
 		var b strings.Builder
@@ -106,11 +111,11 @@ func (a *Anonymizer) str(s string) string {
 
 // value maps the value of a label, annotation, selector or taint with
 // the given key: the same function for a label and every selector on
-// that key, so selectors keep selecting what they selected.
+// that key, so selectors keep selecting what they selected. The values
+// of the keys keptValue lists are kept: their meaning is their value.
 func (a *Anonymizer) value(key, v string) string {
 	switch {
-	case keptValueKeys[key] || strings.HasPrefix(key, "topology.") || strings.HasPrefix(key, "pv.kubernetes.io/") ||
-		strings.HasPrefix(key, "chaos.kubesim.io/"):
+	case keptValue(key):
 		return v
 	case hashKeys[key]:
 		if _, derived := a.derived[v]; derived { // a StatefulSet's <name>-<hash>
@@ -121,34 +126,134 @@ func (a *Anonymizer) value(key, v string) string {
 	return a.str(v)
 }
 
-// keptNames are the names the API server or its controllers create or
-// look for by name in every cluster: mapping them would make the clone
-// miss them, and they say nothing about the source.
+// keptNames are the names the API server, its controllers or kubesim
+// create or look for by name in every cluster: mapping them would make
+// the clone miss them, or copy them under new names, and they say
+// nothing about the source.
 var keptNames = map[string]bool{
 	"default": true, "kube-system": true, "kube-public": true, "kube-node-lease": true,
 	"kubernetes":              true, // the API server's Service
 	"system-cluster-critical": true, "system-node-critical": true,
 	"default-scheduler": true,
+	// kubesim's own, in a source that is a kubesim cluster: the dpdb
+	// controller's namespace and usage-metrics' Service in kube-system.
+	"kubesim-dpdb": true, "kubesim-usage-metrics": true,
 }
 
-// keptValueKeys are well-known label and annotation keys whose values are
-// kept: topology (zones and regions, so spreading means what it meant;
-// so are the values of every key of a topology.* domain:
-// topology.kubernetes.io/zone, a CSI driver's topology.ebs.csi.aws.com/zone), OS, architecture and
-// instance type (they decide where pods fit), the simulator's chaos.kubesim.io/*
-// (which failure to simulate: its words, not the source's), the kubelet's static-pod
-// bookkeeping, the volume binder's pv.kubernetes.io/* (bind-completed,
-// provisioned-by) and CSI driver names (software, not the source's names).
+// isKeptName reports a name of keptNames or of the service accounts
+// upstream's RBAC bootstrap binds in kube-system (the controllers', the
+// scheduler's…), which every cluster's controller-manager makes.
+func isKeptName(s string) bool { return keptNames[s] || systemAccounts()[s] }
+
+// systemAccounts are read from upstream's bootstrap policy, once and on
+// first use (every component process links this package).
+var systemAccounts = sync.OnceValue(func() map[string]bool {
+	names := map[string]bool{}
+	add := func(subjects []rbacv1.Subject) {
+		for _, s := range subjects {
+			if s.Kind == rbacv1.ServiceAccountKind && s.Namespace == metav1.NamespaceSystem {
+				names[s.Name] = true
+			}
+		}
+	}
+	for _, b := range bootstrappolicy.ControllerRoleBindings() {
+		add(b.Subjects)
+	}
+	for _, bindings := range bootstrappolicy.NamespaceRoleBindings() {
+		for _, b := range bindings {
+			add(b.Subjects)
+		}
+	}
+	return names
+})
+
+// keptValueKeys are the label, annotation and taint keys whose values
+// are kept, each for its reason (docs/clone.md lists them, with the
+// prefixes of keptValuePrefixes). Other keys' values are mapped, those
+// of well-known domains too: app.kubernetes.io/name and its kin,
+// kubernetes.io/hostname, kubernetes.io/metadata.name,
+// statefulset.kubernetes.io/pod-name, job-name and
+// volume.kubernetes.io/selected-node name the source's things, each
+// mapped as what it names so controllers still match them; and a key
+// not known here is mapped, so a new one holding a name does not leak.
 var keptValueKeys = map[string]bool{
+	// What a node is: it decides where pods fit.
 	"kubernetes.io/os": true, "kubernetes.io/arch": true,
 	"beta.kubernetes.io/os": true, "beta.kubernetes.io/arch": true,
 	"node.kubernetes.io/instance-type": true, "beta.kubernetes.io/instance-type": true,
+	"node.kubernetes.io/windows-build":       true,
 	"failure-domain.beta.kubernetes.io/zone": true, "failure-domain.beta.kubernetes.io/region": true,
+	// Policy: the API server accepts only its levels and versions.
+	"pod-security.kubernetes.io/enforce": true, "pod-security.kubernetes.io/enforce-version": true,
+	"pod-security.kubernetes.io/audit": true, "pod-security.kubernetes.io/audit-version": true,
+	"pod-security.kubernetes.io/warn": true, "pod-security.kubernetes.io/warn-version": true,
+	// Profiles the API server validates and matches against the
+	// security context's fields (kept); the per-container keys are in
+	// containerKeys.
+	"seccomp.security.alpha.kubernetes.io/pod": true,
+	// Settings of upstream's controllers and proxies, by their words.
+	"addonmanager.kubernetes.io/mode":            true,
+	"service.kubernetes.io/topology-mode":        true,
+	"service.kubernetes.io/topology-aware-hints": true,
+	"service.kubernetes.io/service-proxy-name":   true,
+	"node.kubernetes.io/out-of-service":          true,
+	"csi.storage.k8s.io/fstype":                  true,
+	// A pod's resource claim entry name (kept in the pod): the claim
+	// controller finds a template's claim by it.
+	"resource.kubernetes.io/pod-claim-name": true,
+	// Software, not the source's: the kubelet's static-pod bookkeeping,
+	// CSI driver names, the simulator's node marker ("fake").
 	"kubernetes.io/config.hash": true, "kubernetes.io/config.mirror": true,
 	"kubernetes.io/config.source": true, "kubernetes.io/config.seen": true,
 	"volume.kubernetes.io/storage-provisioner":      true,
 	"volume.beta.kubernetes.io/storage-provisioner": true,
-	"kwok.x-k8s.io/node":                            true, // "fake": which nodes a simulator manages
+	"volume.kubernetes.io/storage-resizer":          true,
+	"kwok.x-k8s.io/node":                            true,
+}
+
+// keptValuePrefixes are key families whose every value is kept: topology
+// (zones and regions, so spreading means what it meant: every key of a
+// topology.* domain, topology.kubernetes.io/zone or a CSI driver's
+// topology.ebs.csi.aws.com/zone), node-feature-discovery's hardware
+// facts, the volume binder's pv.kubernetes.io/* (bind-completed,
+// provisioned-by), the simulator's chaos.kubesim.io/* (which failure to
+// simulate: its words), and the per-container seccomp and AppArmor
+// profiles.
+var keptValuePrefixes = []string{"topology.", "feature.node.kubernetes.io/", "pv.kubernetes.io/", "chaos.kubesim.io/",
+	seccompContainerPrefix, appArmorContainerPrefix}
+
+// keptValue reports whether the values of key are kept.
+func keptValue(key string) bool {
+	if keptValueKeys[key] {
+		return true
+	}
+	for _, p := range keptValuePrefixes {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Annotation keys that end in a container's name: the name is mapped as
+// the container's is (the API server refuses a profile for a container
+// the pod lacks), the profile kept.
+const (
+	seccompContainerPrefix  = "container.seccomp.security.alpha.kubernetes.io/"
+	appArmorContainerPrefix = "container.apparmor.security.beta.kubernetes.io/"
+)
+
+var containerKeys = []string{seccompContainerPrefix, appArmorContainerPrefix}
+
+// annotationKey maps the container name in an annotation key of
+// containerKeys; any other key is kept.
+func (a *Anonymizer) annotationKey(key string) string {
+	for _, p := range containerKeys {
+		if name, ok := strings.CutPrefix(key, p); ok && name != "" {
+			return p + a.str(name)
+		}
+	}
+	return key
 }
 
 // hashKeys carry the hash of a pod template: kept, so that the

@@ -13,6 +13,14 @@ func (a *Anonymizer) rewrite(o *unstructured.Unstructured) bool {
 	gk := o.GroupVersionKind().GroupKind()
 	m := o.Object
 	name := o.GetName()
+	if ownObjects[gk.Kind+" "+o.GetNamespace()+"/"+name] && gk.Group == "" {
+		// Made by the cluster itself, of none of the source's names: kept
+		// as it is (the clone finds it there already), but for any
+		// annotation a user added.
+		a.annotations(child(m, "metadata"))
+		delete(m, "status")
+		return true
+	}
 	a.meta(child(m, "metadata"))
 	spec := child(m, "spec")
 	switch gk.Group + "/" + gk.Kind {
@@ -37,7 +45,8 @@ func (a *Anonymizer) rewrite(o *unstructured.Unstructured) bool {
 		a.podTemplate(child(spec, "template"))
 	case "/ResourceQuota":
 		for _, e := range items(spec, "scopeSelector", "matchExpressions") {
-			if e["scopeName"] == "PriorityClass" {
+			// Class names, mapped as the classes are.
+			if e["scopeName"] == "PriorityClass" || e["scopeName"] == "VolumeAttributesClass" {
 				setStrings(e, "values", a.str)
 			}
 		}
@@ -109,6 +118,15 @@ func (a *Anonymizer) rewrite(o *unstructured.Unstructured) bool {
 	return true
 }
 
+// ownObjects are the objects every cluster (or every kubesim cluster)
+// makes itself, by kind and namespace/name: the API server's Service,
+// whose labels say it is (component: apiserver), and usage-metrics'
+// ExternalName Service of loopback.
+var ownObjects = map[string]bool{
+	"Service default/kubernetes":                true,
+	"Service kube-system/kubesim-usage-metrics": true,
+}
+
 // meta maps an object's (or a template's) metadata.
 func (a *Anonymizer) meta(m object) {
 	setString(m, "name", a.str)
@@ -118,10 +136,28 @@ func (a *Anonymizer) meta(m object) {
 		return a.str(base) + gen[len(base):]
 	})
 	setValues(m, "labels", a.value)
-	setValues(m, "annotations", a.value)
+	a.annotations(m)
 	for _, ref := range items(m, "ownerReferences") {
 		setString(ref, "name", a.str)
 	}
+}
+
+// annotations maps metadata's annotations: their values by their keys,
+// as labels', and the container named in a key of containerKeys.
+func (a *Anonymizer) annotations(m object) {
+	values := child(m, "annotations")
+	if values == nil {
+		return
+	}
+	mapped := make(object, len(values)) // a new map: a key added while ranging may come up again
+	for k, v := range values {
+		if s, ok := v.(string); ok {
+			mapped[a.annotationKey(k)] = a.value(k, s)
+		} else {
+			mapped[k] = v
+		}
+	}
+	m["annotations"] = mapped
 }
 
 // names maps the name of each reference in the list at m[key]

@@ -82,6 +82,10 @@ func (r *Result) Summary() string {
 func Load(ctx context.Context, cfg *rest.Config, objects []*unstructured.Unstructured, o Options) (*Result, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS = -1
+	// The source's API server gave its warnings (a Pod Security warn
+	// level, deprecated fields) when these objects were made; repeated
+	// here they would be klog lines in create's output, one per object.
+	cfg.WarningHandler = rest.NoWarnings{}
 	client, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -209,6 +213,12 @@ func (l *loader) progress(kind string, done, total int) {
 // create makes one object, pointed at the clone's uids, and records its
 // uid in the clone under its source uid.
 func (l *loader) create(ctx context.Context, mapping *meta.RESTMapping, obj *unstructured.Unstructured) error {
+	if madeByAPIServer(obj) {
+		l.mu.Lock()
+		l.result.Existing[obj.GetKind()]++
+		l.mu.Unlock()
+		return nil
+	}
 	sourceUID := obj.GetAnnotations()[snapshot.SourceUIDAnnotation]
 	claim, forPods := claimOfPods(obj, mapping)
 	l.mu.Lock()
@@ -242,6 +252,14 @@ func (l *loader) create(ctx context.Context, mapping *meta.RESTMapping, obj *uns
 	}
 	l.result.Created[kind]++
 	return nil
+}
+
+// madeByAPIServer reports the Service default/kubernetes, which is not
+// created: the clone's API server makes it, shortly after it is ready,
+// with the first address of the service range. Created by the clone
+// first, it would keep an address of the range's choosing.
+func madeByAPIServer(obj *unstructured.Unstructured) bool {
+	return obj.GetAPIVersion() == "v1" && obj.GetKind() == "Service" && obj.GetNamespace() == metav1.NamespaceDefault && obj.GetName() == "kubernetes"
 }
 
 // createObject creates obj through the dynamic client, and its status

@@ -125,3 +125,26 @@ status:
 		t.Errorf("%d owners dropped", l.result.DroppedOwners)
 	}
 }
+
+// The API server's own Service is left to it (counted as there already),
+// with whatever labels the snapshot gave it; any other Service is made.
+func TestTheAPIServersServiceIsNotCreated(t *testing.T) {
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{gvr: "ServiceList"})
+	l := &loader{client: client, uids: map[string]string{}, result: &Result{Created: map[string]int{}, Existing: map[string]int{}}}
+	mapping := &meta.RESTMapping{Resource: gvr, Scope: meta.RESTScopeNamespace}
+	for _, manifest := range []string{
+		`{apiVersion: v1, kind: Service, metadata: {name: kubernetes, namespace: default, labels: {component: x1k2j3h4g5}}, spec: {ports: [{port: 443}]}}`,
+		`{apiVersion: v1, kind: Service, metadata: {name: kubernetes, namespace: shop}, spec: {ports: [{port: 443}]}}`,
+	} {
+		if err := l.create(context.Background(), mapping, obj(t, manifest)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l.result.Existing["Service"] != 1 || l.result.Created["Service"] != 1 {
+		t.Errorf("existing %v, created %v: want default/kubernetes left to the API server, shop/kubernetes made", l.result.Existing, l.result.Created)
+	}
+	if _, err := client.Resource(gvr).Namespace("default").Get(context.Background(), "kubernetes", metav1.GetOptions{}); err == nil {
+		t.Error("default/kubernetes was created by the clone")
+	}
+}

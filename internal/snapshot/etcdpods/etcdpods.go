@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -26,6 +27,7 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	api "k8s.io/kubernetes/pkg/apis/core"
 	_ "k8s.io/kubernetes/pkg/apis/core/install" // the core kinds' conversions and defaults
+	"k8s.io/kubernetes/pkg/capabilities"
 	podregistry "k8s.io/kubernetes/pkg/registry/core/pod"
 )
 
@@ -68,6 +70,7 @@ func (s *Store) Close() error { return s.client.Close() }
 // Pending) and its validation passed. An invalid pod gets the API
 // server's error.
 func Prepare(pod *corev1.Pod) (*corev1.Pod, error) {
+	allowPrivileged()
 	in := pod.DeepCopy()
 	legacyscheme.Scheme.Default(in)
 	internal := &api.Pod{}
@@ -115,6 +118,15 @@ func toV1(pod *api.Pod) (*corev1.Pod, error) {
 	out := &corev1.Pod{}
 	return out, legacyscheme.Scheme.Convert(pod, out, nil)
 }
+
+// allowPrivileged gives this process the API server's capabilities:
+// kubesim's runs with --allow-privileged=true (a cluster with extraArgs
+// for it loads no pods here), and upstream's pod validation reads them
+// from a process-wide default that refuses privileged containers, so a
+// source's privileged DaemonSet pod would be refused here alone. Set on
+// first use, not at init: the API server's own process links this
+// package too, and the capabilities are set once per process.
+var allowPrivileged = sync.OnceFunc(func() { capabilities.Setup(true, 0) })
 
 // Key is where the API server keeps pod.
 func Key(pod *corev1.Pod) string { return Prefix + "pods/" + pod.Namespace + "/" + pod.Name }

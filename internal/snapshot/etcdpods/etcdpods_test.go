@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	"k8s.io/utils/ptr"
 )
 
 func boundPod() *corev1.Pod {
@@ -45,6 +46,19 @@ func TestPrepareRefusesAnInvalidPod(t *testing.T) {
 	_, err := Prepare(pod)
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.containers") {
 		t.Errorf("got %v, want Invalid naming spec.containers", err)
+	}
+}
+
+// A privileged pod on the host's namespaces (a node agent's) is valid,
+// as kubesim's API server, run with --allow-privileged=true, finds it:
+// upstream's validation would otherwise read its process-wide default,
+// which refuses it.
+func TestPrepareTakesAPrivilegedPod(t *testing.T) {
+	pod := boundPod()
+	pod.Spec.HostNetwork, pod.Spec.HostPID = true, true
+	pod.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
+	if _, err := Prepare(pod); err != nil {
+		t.Errorf("a privileged pod: %v, want it taken as kubesim's API server takes it", err)
 	}
 }
 
