@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +57,9 @@ func TestREADMEWalkthrough(t *testing.T) {
 	cmd.Dir = dir
 	cmd.Env = append(withoutKubesimOnPath(t), "PATH="+bin+":"+pathWithoutKubesim(t), "HOME="+dir,
 		"KUBESIM_HOME="+e.home, "KUBECONFIG="+e.kubeconfig)
+	// The user's own Go caches, which a new HOME would move: `make cluster`
+	// finds bin/kubesim up to date rather than build it anew.
+	cmd.Env = append(cmd.Env, goCaches(t)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -135,4 +139,20 @@ func withoutKubesimOnPath(t *testing.T) []string {
 		}
 	}
 	return env
+}
+
+// goCaches are this machine's Go build and module caches and GOPATH, as
+// variables: what `go env` says with the test's own HOME.
+func goCaches(t *testing.T) []string {
+	t.Helper()
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	out, err := exec.Command(goBin, "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	if err != nil {
+		t.Fatalf("go env: %v", err)
+	}
+	values := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(values) != 3 {
+		t.Fatalf("go env GOCACHE GOMODCACHE GOPATH: %q", out)
+	}
+	return []string{"GOCACHE=" + values[0], "GOMODCACHE=" + values[1], "GOPATH=" + values[2]}
 }

@@ -83,7 +83,7 @@ func TestCommandsActOnTheCurrentContextsCluster(t *testing.T) {
 	}
 	r = e.run("scale", "node", "--replicas", "5")
 	if r.code == 0 || firstLine(r) != `Cluster "kubesim" (default; current context "prod" is not a kubesim cluster's)` ||
-		!strings.Contains(r.stderr, `cluster "kubesim" does not exist`) {
+		!strings.Contains(r.stderr, `there is no cluster "kubesim" to default to; clusters: a, b`) {
 		t.Errorf("scale node with a current context of another cluster: %s", r)
 	}
 	if a, b := nodeCount("a"), nodeCount("b"); a != 3 || b != 1 {

@@ -361,18 +361,21 @@ spec:
 // in one line naming the field, before anything is made.
 func TestTimeScaleRefused(t *testing.T) {
 	e := newEnv(t)
-	for _, scale := range []string{"-1", "1001"} {
-		e.fails("timeScale (--time-scale): must be a whole number from 1 (real time) to 1000", "create", "cluster", "--name", "bad", "--time-scale", scale)
+	for _, scale := range []string{"-1", "0", "1001"} {
+		e.fails("--time-scale: must be a whole number from 1 (real time) to 1000, got "+scale, "create", "cluster", "--name", "bad", "--time-scale", scale)
 	}
-	dir := t.TempDir()
-	for name, scale := range map[string]int{"a.yaml": 10, "b.yaml": 20} {
-		writeFile(t, filepath.Join(dir, name), []byte(fmt.Sprintf(`apiVersion: kubesim.io/v1alpha1
+	// Scenarios on two clocks run, each on its own (TestRunScenariosOnDifferentClocks);
+	// one scenario's clusters on two clocks cannot.
+	file := filepath.Join(t.TempDir(), "two.yaml")
+	writeFile(t, file, []byte(`apiVersion: kubesim.io/v1alpha1
 kind: Scenario
-cluster: {timeScale: %d}
-steps: [{sleep: 1s}]
-`, scale)))
-	}
-	e.fails("differs from", "run", filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml"))
+name: two
+clusters:
+- {name: a, timeScale: 10}
+- {name: b, timeScale: 20}
+steps: [{cluster: a, sleep: 1s}]
+`))
+	e.fails("its clusters are on different clocks", "run", file)
 	if out := e.must("get", "clusters").stderr; !strings.Contains(out, "No clusters") {
 		t.Errorf("a refused run left clusters behind: %s", out)
 	}
