@@ -15,6 +15,9 @@ import (
 
 // Every ClusterSpec field is set by one flag of specFlags, or is on
 // onlyInFiles; each row lands in the one field it is meant to.
+// enumSamples are values the flags that take one of a few accept.
+var enumSamples = map[string]string{"autoscaler": "karpenter"}
+
 func TestSpecFlagsCoverClusterSpec(t *testing.T) {
 	fields := specFields(reflect.TypeFor[v1alpha1.ClusterSpec](), "")
 	byFlag := map[string]string{} // field → the flag that lands in it
@@ -24,6 +27,9 @@ func TestSpecFlagsCoverClusterSpec(t *testing.T) {
 		sample := map[string]string{"int": "7", "int32": "7", "bool": "true", "duration": "3s", "stringSlice": "a"}[fs.Lookup(row.Name).Value.Type()]
 		if sample == "" {
 			sample = "1Gi" // a string; a size for --memory-limit
+		}
+		if v, ok := enumSamples[row.Name]; ok {
+			sample = v
 		}
 		if err := fs.Set(row.Name, sample); err != nil {
 			t.Fatalf("--%s %s: %v", row.Name, sample, err)
@@ -68,7 +74,9 @@ func specFields(t reflect.Type, prefix string) []string {
 		if ft.Kind() == reflect.Pointer {
 			ft = ft.Elem()
 		}
-		if ft.Kind() == reflect.Struct && !reflect.PointerTo(ft).Implements(reflect.TypeFor[json.Unmarshaler]()) {
+		// A struct with fields is its fields; one without (a switch such as
+		// autoscaler.karpenter: {}) is a field itself.
+		if ft.Kind() == reflect.Struct && ft.NumField() > 0 && !reflect.PointerTo(ft).Implements(reflect.TypeFor[json.Unmarshaler]()) {
 			out = append(out, specFields(ft, path+".")...)
 			continue
 		}
@@ -77,8 +85,24 @@ func specFields(t reflect.Type, prefix string) []string {
 	return out
 }
 
+// switchFields are the JSON paths of the fields that are pointers to a
+// struct without fields: set, they are {}, which is what they say.
+func switchFields(t reflect.Type, prefix string, out map[string]bool) map[string]bool {
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct && ft.Elem().NumField() == 0 {
+			out[prefix+name] = true
+		} else if ft.Kind() == reflect.Struct {
+			switchFields(ft, prefix+name+".", out)
+		}
+	}
+	return out
+}
+
 // setFields are the JSON paths of the fields s sets.
 func setFields(t *testing.T, s *v1alpha1.ClusterSpec) []string {
+	switches := switchFields(reflect.TypeFor[v1alpha1.ClusterSpec](), "", map[string]bool{})
 	data, err := json.Marshal(s)
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +115,7 @@ func setFields(t *testing.T, s *v1alpha1.ClusterSpec) []string {
 	var walk func(m map[string]any, prefix string)
 	walk = func(m map[string]any, prefix string) {
 		for k, v := range m {
-			if inner, ok := v.(map[string]any); ok {
+			if inner, ok := v.(map[string]any); ok && !(len(inner) == 0 && switches[prefix+k]) {
 				walk(inner, prefix+k+".")
 				continue
 			}

@@ -91,7 +91,7 @@ type Component struct {
 	ClientCerts []Identity
 	// Grants are the RBAC roles the API server's bootstrap binds, before
 	// any component starts. They are granted whether or not the cluster
-	// runs the component, as are its CRDs.
+	// runs the component, as are its CRDs, unless OnlyIfRun.
 	Grants []Grant
 	// ServingCerts are the certificates of the loopback endpoints the
 	// component serves, issued by the cluster's CA at create.
@@ -99,6 +99,10 @@ type Component struct {
 	// CRDs are CustomResourceDefinition manifests bootstrap installs and
 	// waits to be served.
 	CRDs [][]byte
+	// OnlyIfRun: the component's CRDs and grants are written only to a
+	// cluster that runs it (an add-on such as the autoscaler, which a
+	// cluster without it must not show), not to every cluster.
+	OnlyIfRun bool
 }
 
 // IsEnabled reports whether the cluster runs the component.

@@ -53,13 +53,14 @@ func bootstrapThenReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Clust
 // the API before they start: the CRDs and the RBAC roles their entries
 // declare (the Stage CRD, the roles of the kubelet simulator, the
 // descheduler, the dpdb controller and the clusters federated with this
-// one), whether or not the cluster runs them.
+// one), whether or not the cluster runs them; an add-on's (OnlyIfRun, the
+// autoscaler) only where it runs.
 func bootstrap(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	client, err := credentials.AdminClient(d, 10*time.Second)
 	if err != nil {
 		return err
 	}
-	comps := Components()
+	comps := slices.DeleteFunc(Components(), func(comp component.Component) bool { return comp.OnlyIfRun && !comp.IsEnabled(c) })
 	bindings, err := roleBindings(comps)
 	if err != nil {
 		return err

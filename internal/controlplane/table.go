@@ -12,6 +12,7 @@ import (
 	"github.com/kubesim/kubesim/internal/component"
 	"github.com/kubesim/kubesim/internal/descheduler"
 	"github.com/kubesim/kubesim/internal/dpdb"
+	"github.com/kubesim/kubesim/internal/karpenter"
 	"github.com/kubesim/kubesim/internal/kubeletsim"
 	"github.com/kubesim/kubesim/internal/usage"
 )
@@ -30,6 +31,7 @@ func Components() []component.Component {
 		descheduler.Component(),
 		dpdb.Component(),
 		usage.Component(),
+		karpenter.Component(),
 	}
 }
 

@@ -85,6 +85,8 @@ type ClusterSpec struct {
 	// Usage is the simulated resource usage of pods, served as
 	// metrics.k8s.io (kubectl top, the HorizontalPodAutoscaler).
 	Usage Usage `json:"usage,omitempty"`
+	// Autoscaler adds a node autoscaler (create cluster --autoscaler).
+	Autoscaler Autoscaler `json:"autoscaler,omitempty"`
 
 	// HorizontalPodAutoscaler tunes the controller-manager's HPA
 	// controller, so autoscaling can be watched in seconds.
@@ -464,3 +466,15 @@ func ValidateName(name string) error {
 	}
 	return nil
 }
+
+// Autoscaler is the cluster's node autoscaler, if any.
+type Autoscaler struct {
+	// Karpenter, if set, runs Karpenter's controllers with its KWOK cloud
+	// provider: the cluster's NodePools launch simulated nodes, and
+	// Karpenter consolidates them.
+	Karpenter *Karpenter `json:"karpenter,omitempty"`
+}
+
+// Karpenter is the Karpenter component's configuration: its built-in
+// catalog of instance types, for now.
+type Karpenter struct{}

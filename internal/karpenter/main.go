@@ -1,0 +1,50 @@
+package karpenter
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/samber/lo"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	kwok "sigs.k8s.io/karpenter/kwok/cloudprovider"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider/overlay"
+	"sigs.k8s.io/karpenter/pkg/controllers"
+	"sigs.k8s.io/karpenter/pkg/controllers/node/health"
+	"sigs.k8s.io/karpenter/pkg/controllers/state"
+	"sigs.k8s.io/karpenter/pkg/operator"
+)
+
+// run is Karpenter's process: its operator, the KWOK cloud provider with
+// the instance types of its catalog, wrapped for NodeOverlays, the
+// cluster state and its controllers, as upstream's kwok/main.go builds
+// them. Karpenter reads its options from the command line (and its
+// environment) itself; its client reads KUBECONFIG, which kubesim's
+// --kubeconfig, first, sets.
+func run(args []string) int {
+	kubeconfig, rest, ok := strings.Cut(strings.Join(args, "\x00"), "\x00")
+	if !ok || !strings.HasPrefix(kubeconfig, "--kubeconfig=") {
+		fmt.Fprintln(os.Stderr, "karpenter: --kubeconfig=FILE must come first")
+		return 2
+	}
+	if err := os.Setenv("KUBECONFIG", strings.TrimPrefix(kubeconfig, "--kubeconfig=")); err != nil {
+		fmt.Fprintf(os.Stderr, "karpenter: %v\n", err)
+		return 1
+	}
+	os.Args = append([]string{ComponentName}, strings.Split(rest, "\x00")...)
+
+	ctx, op := operator.NewOperator()
+	instanceTypes, err := kwok.ConstructInstanceTypes(ctx)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "failed constructing instance types")
+		return 1
+	}
+	undecorated := kwok.NewCloudProvider(ctx, op.GetClient(), instanceTypes)
+	cloudProvider := overlay.Decorate(undecorated, op.GetClient(), op.InstanceTypeStore)
+	repairPolicies := lo.Must(health.NewRepairPolicyMatcher(ctx, cloudProvider))
+	clusterState := state.NewCluster(op.Clock, op.GetClient(), cloudProvider, state.WithRepairPolicyMatcher(repairPolicies))
+	op.WithControllers(ctx, controllers.NewControllers(ctx, op.Manager, op.Clock, op.GetClient(), op.EventRecorder,
+		cloudProvider, undecorated, clusterState, op.InstanceTypeStore, op.PredictionStore)...).Start(ctx)
+	return 0
+}
