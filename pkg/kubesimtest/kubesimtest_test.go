@@ -434,7 +434,7 @@ func TestConfigFile(t *testing.T) {
 		// Cluster's struct fields, unset: their fields are all pointers or
 		// empty, which kubesim reads as its defaults.
 		"networking": map[string]any{}, "scheduler": map[string]any{}, "descheduler": map[string]any{},
-		"usage": map[string]any{}, "horizontalPodAutoscaler": map[string]any{},
+		"usage": map[string]any{}, "horizontalPodAutoscaler": map[string]any{}, "autoscaler": map[string]any{},
 	}
 	if !reflect.DeepEqual(cluster, want) {
 		t.Errorf("cluster.yaml:\n got %v\nwant %v", cluster, want)
