@@ -74,10 +74,16 @@ func specFields(t reflect.Type, prefix string) []string {
 		if ft.Kind() == reflect.Pointer {
 			ft = ft.Elem()
 		}
-		// A struct with fields is its fields; one without (a switch such as
-		// autoscaler.karpenter: {}) is a field itself.
+		// A struct with fields is its fields; an optional one (a switch
+		// such as autoscaler.karpenter: {}) is a field itself too.
+		if f.Type.Kind() == reflect.Pointer && ft.Kind() == reflect.Struct {
+			out = append(out, path)
+		}
 		if ft.Kind() == reflect.Struct && ft.NumField() > 0 && !reflect.PointerTo(ft).Implements(reflect.TypeFor[json.Unmarshaler]()) {
 			out = append(out, specFields(ft, path+".")...)
+			continue
+		}
+		if f.Type.Kind() == reflect.Pointer && ft.Kind() == reflect.Struct {
 			continue
 		}
 		out = append(out, path)
@@ -86,12 +92,12 @@ func specFields(t reflect.Type, prefix string) []string {
 }
 
 // switchFields are the JSON paths of the fields that are pointers to a
-// struct without fields: set, they are {}, which is what they say.
+// struct: set to {}, they say "on".
 func switchFields(t reflect.Type, prefix string, out map[string]bool) map[string]bool {
 	for f := range t.Fields() {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		ft := f.Type
-		if ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct && ft.Elem().NumField() == 0 {
+		if ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct {
 			out[prefix+name] = true
 		} else if ft.Kind() == reflect.Struct {
 			switchFields(ft, prefix+name+".", out)

@@ -18,6 +18,7 @@ import (
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/controlplane"
 	"github.com/kubesim/kubesim/internal/credentials"
+	"github.com/kubesim/kubesim/internal/karpenter"
 	"github.com/kubesim/kubesim/internal/scale"
 	"github.com/kubesim/kubesim/internal/supervisor"
 	kubesimversion "github.com/kubesim/kubesim/internal/version"
@@ -208,6 +209,13 @@ func resolveStatus(c *v1alpha1.Cluster) (*v1alpha1.ClusterStatus, error) {
 			return nil, err
 		}
 		s.DeschedulerPolicy = string(policy)
+	}
+	if k := c.Autoscaler.Karpenter; k != nil && k.InstanceTypes != "" {
+		types, err := karpenter.ReadInstanceTypes(k.InstanceTypes)
+		if err != nil {
+			return nil, err
+		}
+		s.InstanceTypes = string(types)
 	}
 	return s, nil
 }

@@ -130,6 +130,19 @@ func (d Dir) ComponentKubeconfig(component string) string {
 	return filepath.Join(d.PKI(), component+".kubeconfig")
 }
 
+// OfComponentKubeconfig is the directory of the cluster whose component
+// kubeconfig is at path (ComponentKubeconfig's inverse): how a component
+// given only its kubeconfig finds the cluster's files.
+func OfComponentKubeconfig(path string) Dir {
+	dir := filepath.Dir(filepath.Dir(path))
+	return Dir{Name: filepath.Base(dir), Path: dir}
+}
+
+// NodeLedger is the node autoscaler's record of its nodes' lives (when
+// each node of a NodePool came and went, at what price): one JSON line
+// each, appended by the autoscaler's process (see nodecost.Record).
+func (d Dir) NodeLedger() string { return filepath.Join(d.Path, "nodes.jsonl") }
+
 // LockFile is held by the cluster's supervisor for as long as it runs.
 func (d Dir) LockFile() string { return filepath.Join(d.Path, "supervisor.lock") }
 
@@ -156,6 +169,10 @@ func (d Dir) HealthFile() string { return filepath.Join(d.Path, "health.json") }
 
 // DeschedulerPolicy is the resolved policy the descheduler component runs.
 func (d Dir) DeschedulerPolicy() string { return filepath.Join(d.Path, "descheduler-policy.yaml") }
+
+// InstanceTypes is the user's instance types Karpenter's KWOK provider
+// reads (Cluster.Status.InstanceTypes).
+func (d Dir) InstanceTypes() string { return filepath.Join(d.Path, "instance-types.json") }
 
 // PIDFile holds the supervisor's process id.
 func (d Dir) PIDFile() string { return filepath.Join(d.Path, "supervisor.pid") }

@@ -7,7 +7,9 @@
 package karpenter
 
 import (
+	"cmp"
 	_ "embed"
+	"fmt"
 	"strconv"
 
 	"github.com/spf13/pflag"
@@ -15,6 +17,7 @@ import (
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/component"
+	"github.com/kubesim/kubesim/internal/pki"
 
 	karpenterapis "sigs.k8s.io/karpenter/kwok/apis"
 	coreapis "sigs.k8s.io/karpenter/pkg/apis"
@@ -44,11 +47,28 @@ var (
 // without an autoscaler has neither its process nor its CRDs.
 func Component() component.Component {
 	return component.Component{
-		Name: ComponentName,
-		Main: run,
-		Args: args,
-		Flags: []component.Flag{{Name: "autoscaler", Usage: "run a node autoscaler: karpenter (Karpenter's controllers with its KWOK cloud provider; NodePools launch simulated nodes)",
-			Lands: component.As((*pflag.FlagSet).StringVar, autoscalerFlag, func(s *v1alpha1.ClusterSpec) **v1alpha1.Karpenter { return &s.Autoscaler.Karpenter })}},
+		Name:    ComponentName,
+		Main:    run,
+		Args:    args,
+		Prepare: prepare,
+		Flags: []component.Flag{
+			{Name: "autoscaler", Usage: "run a node autoscaler: karpenter (Karpenter's controllers with its KWOK cloud provider; NodePools launch simulated nodes)",
+				Lands: landKarpenter(func(v string, k *v1alpha1.Karpenter) (*v1alpha1.Karpenter, error) {
+					switch v {
+					case "":
+						return nil, nil
+					case "karpenter":
+						return cmp.Or(k, &v1alpha1.Karpenter{}), nil
+					}
+					return nil, errUnknownAutoscaler(v)
+				})},
+			{Name: "karpenter-instance-types", Usage: "JSON file of instance types for Karpenter, in the shape of its KWOK provider's catalog (implies --autoscaler karpenter; default: that catalog)",
+				Lands: landKarpenter(func(v string, k *v1alpha1.Karpenter) (*v1alpha1.Karpenter, error) {
+					k = cmp.Or(k, &v1alpha1.Karpenter{})
+					k.InstanceTypes = v
+					return k, nil
+				})},
+		},
 		Enabled:      func(c *v1alpha1.Cluster) bool { return c.Autoscaler.Karpenter != nil },
 		OnlyIfRun:    true,
 		Ready:        component.Listening(ComponentName, healthPort),
@@ -60,20 +80,26 @@ func Component() component.Component {
 	}
 }
 
-// autoscalerFlag is --autoscaler's value as the spec has it.
-func autoscalerFlag(v string) (*v1alpha1.Karpenter, error) {
-	switch v {
-	case "":
-		return nil, nil
-	case "karpenter":
-		return &v1alpha1.Karpenter{}, nil
+// landKarpenter lands a string flag in the spec's Karpenter, given what
+// it was (from the --config file or the other flag), so neither flag
+// undoes what the other set.
+func landKarpenter(set func(v string, k *v1alpha1.Karpenter) (*v1alpha1.Karpenter, error)) component.Landing {
+	return func(fs *pflag.FlagSet, name, usage string) func(*v1alpha1.ClusterSpec) error {
+		value := fs.String(name, "", usage)
+		return func(s *v1alpha1.ClusterSpec) error {
+			k, err := set(*value, s.Autoscaler.Karpenter)
+			if err != nil {
+				return fmt.Errorf("--%s: %w", name, err)
+			}
+			s.Autoscaler.Karpenter = k
+			return nil
+		}
 	}
-	return nil, errUnknownAutoscaler(v)
 }
 
 // args are Karpenter's own flags, after kubesim's --kubeconfig.
 func args(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
-	return []string{
+	args := []string{
 		"--kubeconfig=" + d.ComponentKubeconfig(identity.File),
 		"--disable-leader-election=true", // one replica, supervised
 		"--metrics-port=" + strconv.Itoa(c.Status.Ports.Get(ComponentName, metricsPort)),
@@ -84,4 +110,16 @@ func args(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--kube-client-burst=2000",
 		"--log-level=info",
 	}
+	if c.Status.InstanceTypes != "" {
+		args = append(args, "--instance-types-file-path="+d.InstanceTypes())
+	}
+	return args
+}
+
+// prepare writes the user's instance types, read when the cluster was made.
+func prepare(d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	if c.Status.InstanceTypes == "" {
+		return nil
+	}
+	return pki.WriteFile(d.InstanceTypes(), []byte(c.Status.InstanceTypes))
 }

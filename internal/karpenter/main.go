@@ -19,20 +19,25 @@ import (
 // run is Karpenter's process: its operator, the KWOK cloud provider with
 // the instance types of its catalog, wrapped for NodeOverlays, the
 // cluster state and its controllers, as upstream's kwok/main.go builds
-// them. Karpenter reads its options from the command line (and its
+// them, but for a provider that launches a NodeClaim once (launcher) and
+// the client it creates nodes with (bootClient).
+// Karpenter reads its options from the command line (and its
 // environment) itself; its client reads KUBECONFIG, which kubesim's
 // --kubeconfig, first, sets.
 func run(args []string) int {
-	kubeconfig, rest, ok := strings.Cut(strings.Join(args, "\x00"), "\x00")
-	if !ok || !strings.HasPrefix(kubeconfig, "--kubeconfig=") {
+	kubeconfig, ok := "", len(args) > 0
+	if ok {
+		kubeconfig, ok = strings.CutPrefix(args[0], "--kubeconfig=")
+	}
+	if !ok {
 		fmt.Fprintln(os.Stderr, "karpenter: --kubeconfig=FILE must come first")
 		return 2
 	}
-	if err := os.Setenv("KUBECONFIG", strings.TrimPrefix(kubeconfig, "--kubeconfig=")); err != nil {
+	if err := os.Setenv("KUBECONFIG", kubeconfig); err != nil {
 		fmt.Fprintf(os.Stderr, "karpenter: %v\n", err)
 		return 1
 	}
-	os.Args = append([]string{ComponentName}, strings.Split(rest, "\x00")...)
+	os.Args = append([]string{ComponentName}, args[1:]...)
 
 	ctx, op := operator.NewOperator()
 	instanceTypes, err := kwok.ConstructInstanceTypes(ctx)
@@ -40,7 +45,7 @@ func run(args []string) int {
 		log.FromContext(ctx).Error(err, "failed constructing instance types")
 		return 1
 	}
-	undecorated := kwok.NewCloudProvider(ctx, op.GetClient(), instanceTypes)
+	undecorated := launcher{kwok.NewCloudProvider(ctx, bootClient{op.GetClient()}, instanceTypes), op.GetClient()}
 	cloudProvider := overlay.Decorate(undecorated, op.GetClient(), op.InstanceTypeStore)
 	repairPolicies := lo.Must(health.NewRepairPolicyMatcher(ctx, cloudProvider))
 	clusterState := state.NewCluster(op.Clock, op.GetClient(), cloudProvider, state.WithRepairPolicyMatcher(repairPolicies))

@@ -247,6 +247,9 @@ type ClusterStatus struct {
 	// components' files are written from them at every start.
 	AuditPolicy       string `json:"auditPolicy,omitempty"`
 	DeschedulerPolicy string `json:"deschedulerPolicy,omitempty"`
+	// InstanceTypes is Autoscaler.Karpenter.InstanceTypes's file, read and
+	// checked when the cluster was made.
+	InstanceTypes string `json:"instanceTypes,omitempty"`
 	// Stages are the Stage manifests of StageFiles, read when the cluster
 	// was made, one document each.
 	Stages []string `json:"stages,omitempty"`
@@ -475,6 +478,12 @@ type Autoscaler struct {
 	Karpenter *Karpenter `json:"karpenter,omitempty"`
 }
 
-// Karpenter is the Karpenter component's configuration: its built-in
-// catalog of instance types, for now.
-type Karpenter struct{}
+// Karpenter is the Karpenter component's configuration.
+type Karpenter struct {
+	// InstanceTypes is the path of a JSON file of instance types in the
+	// shape of the KWOK provider's catalog (name, resources, architecture,
+	// operatingSystems, offerings with prices, zones and capacity types);
+	// empty: the provider's built-in catalog. It is read when the cluster
+	// is made (Status.InstanceTypes).
+	InstanceTypes string `json:"instanceTypes,omitempty"`
+}
