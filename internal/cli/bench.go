@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/bench"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/version"
@@ -18,6 +19,7 @@ func newBenchCommand() *cobra.Command {
 		newBenchDPDBCommand(),
 		newBenchTakeoverCommand(),
 		newBenchUsageCommand(),
+		newBenchAutoscaleCommand(),
 		newBenchScenarioCommand("nodes", "Time N simulated nodes created until Ready and schedulable", bench.NodesScenario),
 		newBenchScenarioCommand("pods", "Time N pods bound to one node until Running, then deleted until gone", bench.PodsScenario),
 		newBenchScenarioCommand("deployment", "Time a Deployment of N pods scheduled onto M nodes until Running", bench.DeploymentScenario),
@@ -215,4 +217,41 @@ func checkUsageFlags(o *bench.UsageOptions) error {
 		return fmt.Errorf("--top-runs: %d; give 1 or more", o.TopRuns)
 	}
 	return nil
+}
+
+func newBenchAutoscaleCommand() *cobra.Command {
+	o := bench.AutoscaleOptions{}
+	cmd := &cobra.Command{
+		Use:   "autoscale",
+		Short: "Send Karpenter a burst of Pending pods onto an empty NodePool until all run, scale down and time consolidation; beside the same pods on nodes made beforehand",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkAutoscaleFlags(o); err != nil {
+				return err
+			}
+			home, err := clusterdir.Home()
+			if err != nil {
+				return err
+			}
+			o.Home, o.Out, o.Log = home, cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return bench.Autoscale(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().IntVar(&o.Pods, "pods", 1000, "Pending pods of 700m CPU, five to a node of the NodePool's one type")
+	cmd.Flags().IntVar(&o.MaxNodes, "max-nodes", 200, "the NodePool's limit on nodes")
+	cmd.Flags().IntVar(&o.ScaleTo, "scale-to", 100, "the pods kept when scaling down, for consolidation")
+	cmd.Flags().Int32Var(&o.TimeScale, "time-scale", 1, "the Karpenter cluster's clock, times real time")
+	return cmd
+}
+
+func checkAutoscaleFlags(o bench.AutoscaleOptions) error {
+	switch {
+	case o.Pods < 1:
+		return fmt.Errorf("--pods: %d; give 1 or more", o.Pods)
+	case o.MaxNodes < 1 || o.MaxNodes*bench.AutoscalePodsPerNode < o.Pods:
+		return fmt.Errorf("--max-nodes: %d nodes hold %d pods (%d each), fewer than --pods %d; give at least %d", o.MaxNodes, o.MaxNodes*bench.AutoscalePodsPerNode, bench.AutoscalePodsPerNode, o.Pods, (o.Pods+bench.AutoscalePodsPerNode-1)/bench.AutoscalePodsPerNode)
+	case o.ScaleTo < 0 || o.ScaleTo >= o.Pods:
+		return fmt.Errorf("--scale-to: %d; give 0 to %d, fewer than --pods", o.ScaleTo, o.Pods-1)
+	}
+	return v1alpha1.CheckTimeScale(o.TimeScale)
 }
