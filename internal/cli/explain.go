@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubesim/kubesim/internal/cluster"
 	"github.com/kubesim/kubesim/internal/explain"
@@ -28,8 +31,8 @@ func (f *explainFlags) add(cmd *cobra.Command) {
 }
 
 func newExplainCommand() *cobra.Command {
-	return group("explain", "Why the scheduler placed a pod where it did, or left it Pending",
-		newExplainPodCommand(), newExplainDeploymentCommand())
+	return group("explain", "Why the scheduler placed a pod where it did, or left it Pending; why Karpenter keeps a node",
+		newExplainPodCommand(), newExplainDeploymentCommand(), newExplainNodeCommand())
 }
 
 func newExplainPodCommand() *cobra.Command {
@@ -39,7 +42,9 @@ func newExplainPodCommand() *cobra.Command {
 		Short: "Show the last scheduling attempt of a pod: each node's filter verdict and scores",
 		Long: "Shows what kube-scheduler recorded as it last tried to schedule the pod: for each node the\n" +
 			"filter verdict (and the plugin that rejected it, and why), for the feasible nodes each score\n" +
-			"plugin's score and the total, the chosen node and the runners-up first.",
+			"plugin's score and the total, the chosen node and the runners-up first.\n" +
+			"For a Pending pod in a cluster that runs Karpenter, also Karpenter's newest event on it (why it\n" +
+			"launched no NodeClaim, or the NodeClaim it nominated) and that NodeClaim's conditions.",
 		Example: "  kubesim explain pod web-7d9c-x2x4k\n  kubesim explain pod web-7d9c-x2x4k --node node-000003\n  kubesim explain pod pending-0 -o json",
 		Args:    cobra.ExactArgs(1),
 		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, args []string) error {
@@ -56,6 +61,11 @@ func newExplainPodCommand() *cobra.Command {
 			rows := explain.DefaultRows
 			if f.all {
 				rows = -1
+			}
+			if e.Result != explain.Scheduled && e.Result != explain.BoundDirectly {
+				if e.Karpenter, err = f.karpenterOf(cmd.Context(), p, args[0]); err != nil {
+					return err
+				}
 			}
 			return f.output.print(cmd.OutOrStdout(), e, func(w io.Writer) error { return explain.PrintPod(w, e, rows) })
 		}),
@@ -118,5 +128,61 @@ func newExplainDeploymentCommand() *cobra.Command {
 		}),
 	}
 	f.add(cmd)
+	return cmd
+}
+
+// karpenterOf is Karpenter's view of a Pending pod; nil when the cluster
+// runs no Karpenter or the pod has since been bound.
+func (f *explainFlags) karpenterOf(ctx context.Context, p *cluster.Provider, pod string) (*explain.KarpenterPod, error) {
+	k, err := karpenter(p, f.name)
+	if err != nil {
+		return nil, err
+	}
+	return k.Pod(ctx, f.namespace, pod)
+}
+
+func karpenter(p *cluster.Provider, name string) (*explain.Karpenter, error) {
+	cfg, err := p.RESTConfig(name)
+	if err != nil {
+		return nil, err
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return explain.NewKarpenter(kube, dyn), nil
+}
+
+func newExplainNodeCommand() *cobra.Command {
+	f := &explainFlags{}
+	f.onClusterClock = true // when consolidateAfter elapses is the cluster's time
+	cmd := &cobra.Command{
+		Use:   "node NAME",
+		Short: "Show why Karpenter is or is not consolidating a node, from its own conditions and events",
+		Long: "For a node Karpenter made: its NodeClaim and NodePool, instance type and price, the NodeClaim's\n" +
+			"Consolidatable condition (or when consolidateAfter elapses), Karpenter's newest disruption events\n" +
+			"on the node, its NodeClaim and its NodePool (a PDB that allows no disruption, a\n" +
+			"karpenter.sh/do-not-disrupt pod, the budget), and whether it is being disrupted. For any other\n" +
+			"node, that no autoscaler manages it, and its state.",
+		Example: "  kubesim explain node kwok-default-x2x4k\n  kubesim explain node kwok-default-x2x4k -o yaml",
+		Args:    cobra.ExactArgs(1),
+		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, args []string) error {
+			k, err := karpenter(p, f.name)
+			if err != nil {
+				return err
+			}
+			x, err := k.Node(cmd.Context(), args[0], time.Now())
+			if err != nil {
+				return err
+			}
+			return f.output.print(cmd.OutOrStdout(), x, func(w io.Writer) error { return explain.PrintNodeExplanation(w, x) })
+		}),
+	}
+	f.clusterFlags.add(cmd)
+	f.output.add(cmd)
 	return cmd
 }

@@ -63,6 +63,8 @@ var targetArgs = map[string][]string{
 	"kubesim start cluster":      nil,
 	"kubesim stop cluster":       nil,
 	"kubesim get kubeconfig":     nil,
+	"kubesim get cost":           nil,
+	"kubesim explain node":       {"kwok-default-x2x4k"},
 	"kubesim scale node":         {"--replicas", "3"},
 	"kubesim node stop":          {"node-000000"},
 	"kubesim node start":         {"node-000000"},

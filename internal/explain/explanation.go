@@ -7,6 +7,10 @@
 // verdict and every score the real plugins return for the cluster's
 // profiles, and keeps the last attempt of each pod in the scheduler's
 // memory — never in an API object.
+//
+// In a cluster that runs Karpenter, it also reads Karpenter's own state —
+// its events, NodeClaims and NodePools — for a Pending pod and for a node
+// (karpenter.go): what Karpenter wrote, never a second model of it.
 package explain
 
 import "time"
@@ -75,6 +79,10 @@ type Explanation struct {
 	// Nodes: the chosen node, then scored nodes by total, then feasible
 	// nodes not scored, then rejected ones, then those not evaluated.
 	Nodes []NodeResult `json:"nodes"`
+	// Karpenter is the autoscaler's view of a pod still Pending, when the
+	// cluster runs Karpenter: added by `kubesim explain`, never by the
+	// scheduler.
+	Karpenter *KarpenterPod `json:"karpenter,omitempty"`
 }
 
 // PreFilter is the PreFilter plugins' verdict.

@@ -112,6 +112,9 @@ func PrintPod(w io.Writer, e *Explanation, rows int) error {
 	if len(shown) < len(e.Nodes) {
 		fmt.Fprintf(w, "… %d more nodes (--all shows every node, -o json everything)\n", len(e.Nodes)-len(shown))
 	}
+	if e.Karpenter != nil {
+		return printKarpenterPod(w, e.Karpenter)
+	}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -92,13 +93,22 @@ func (c bootClient) Create(ctx context.Context, obj client.Object, opts ...clien
 }
 
 // registering makes n the Node a booting instance's kubelet registers:
-// not-ready taint, and when it will be Ready.
+// the not-ready taint, Ready False (as a kubelet reports it until its
+// runtime and network are up; without a Ready condition the node
+// lifecycle controller would lift the taint and pods land on a node still
+// booting), and when it will be Ready.
 func (c bootClient) registering(ctx context.Context, n *corev1.Node, now time.Time) {
+	readyAt := now.Add(c.bootTime(ctx, n)).UTC().Format(time.RFC3339Nano)
 	if n.Annotations == nil {
 		n.Annotations = map[string]string{}
 	}
-	n.Annotations[ReadyAtAnnotation] = now.Add(c.bootTime(ctx, n)).UTC().Format(time.RFC3339Nano)
+	n.Annotations[ReadyAtAnnotation] = readyAt
 	n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule})
+	since := metav1.NewTime(now)
+	n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{
+		Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady",
+		Message: "booting: Ready at " + readyAt, LastHeartbeatTime: since, LastTransitionTime: since,
+	})
 }
 
 // bootTime is the node class's nodeRegistrationDelay, or a realistic boot

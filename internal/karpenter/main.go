@@ -8,6 +8,9 @@ import (
 	"github.com/samber/lo"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/nodecost"
+
 	kwok "sigs.k8s.io/karpenter/kwok/cloudprovider"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider/overlay"
 	"sigs.k8s.io/karpenter/pkg/controllers"
@@ -49,6 +52,12 @@ func run(args []string) int {
 	cloudProvider := overlay.Decorate(undecorated, op.GetClient(), op.InstanceTypeStore)
 	repairPolicies := lo.Must(health.NewRepairPolicyMatcher(ctx, cloudProvider))
 	clusterState := state.NewCluster(op.Clock, op.GetClient(), cloudProvider, state.WithRepairPolicyMatcher(repairPolicies))
+	go func() { // the ledger of its nodes, for get cost; one it cannot write is a restart
+		if err := nodecost.Record(ctx, op.KubernetesInterface, clusterdir.OfComponentKubeconfig(kubeconfig).NodeLedger()); err != nil {
+			log.FromContext(ctx).Error(err, "recording the nodes' ledger")
+			os.Exit(1)
+		}
+	}()
 	op.WithControllers(ctx, controllers.NewControllers(ctx, op.Manager, op.Clock, op.GetClient(), op.EventRecorder,
 		cloudProvider, undecorated, clusterState, op.InstanceTypeStore, op.PredictionStore)...).Start(ctx)
 	return 0
