@@ -12,10 +12,16 @@ import (
 
 func init() {
 	checkKinds.register(&checkKind{
-		name:     "nodes",
-		validate: func(a *v1alpha1.Assertion) error { return parseSelectors(a.Nodes.Nodes.Selector) },
+		name: "nodes",
+		validate: func(a *v1alpha1.Assertion) error {
+			n := a.Nodes
+			if n.Selector != "" && (n.Nodes.Selector != "" || len(n.Nodes.Names) > 0) {
+				return fmt.Errorf("nodes: give selector or nodes, not both")
+			}
+			return parseSelectors(n.Nodes.Selector, n.Selector)
+		},
 		describe: func(a *v1alpha1.Assertion) string {
-			return fmt.Sprintf("nodes %s %s", a.Nodes.Nodes, countText(a.Nodes.Count))
+			return fmt.Sprintf("nodes %s %s", orAll(nodesPicked(a.Nodes).String()), countText(a.Nodes.Count))
 		},
 		evaluate: func(v *view, a *v1alpha1.Assertion) (bool, string, string) { return v.countNodes(a.Nodes) },
 	})
@@ -24,8 +30,9 @@ func init() {
 // countNodes counts the nodes picked that are Ready (or not).
 func (v *view) countNodes(a *v1alpha1.NodesAssertion) (bool, string, string) {
 	n := 0
-	for name, node := range v.nodesOf(a.Nodes.Selector) {
-		if len(a.Nodes.Names) > 0 && !slices.Contains(a.Nodes.Names, name) {
+	ref := nodesPicked(a)
+	for name, node := range v.nodesOf(ref.Selector) {
+		if len(ref.Names) > 0 && !slices.Contains(ref.Names, name) {
 			continue
 		}
 		if a.Ready == nil || *a.Ready == nodeReady(node) {
@@ -36,3 +43,12 @@ func (v *view) countNodes(a *v1alpha1.NodesAssertion) (bool, string, string) {
 }
 
 func nodeReady(n *corev1.Node) bool { return scale.IsReady(n) }
+
+// nodesPicked is the nodes an assertion picks: nodes, or selector (the
+// same as nodes: {selector}).
+func nodesPicked(a *v1alpha1.NodesAssertion) v1alpha1.NodeRef {
+	if a.Selector != "" {
+		return v1alpha1.NodeRef{Selector: a.Selector}
+	}
+	return a.Nodes
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ import (
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	policyv1alpha1 "github.com/kubesim/kubesim/apis/policy/v1alpha1"
 	"github.com/kubesim/kubesim/internal/cluster"
+	"github.com/kubesim/kubesim/internal/clusterclock"
 	"github.com/kubesim/kubesim/internal/explain"
 	"github.com/kubesim/kubesim/internal/scale"
 )
@@ -53,6 +55,10 @@ type target struct {
 	explainer *explain.Client
 	// hpas samples the cluster's HorizontalPodAutoscalers for the report.
 	hpas hpaSamples
+	// fleet records its nodes and Pending pods as they change; run is the
+	// scenario's run, whose steps windows start at.
+	fleet *fleet
+	run   *runner
 }
 
 // disruption is what the last drain, evict or deschedule asked for.
@@ -95,6 +101,7 @@ func setUp(ctx context.Context, p *cluster.Provider, spec *v1alpha1.ScenarioClus
 		return t, err
 	}
 	cfg.QPS, cfg.Burst = 200, 400
+	realHandshake(cfg)
 	t.cfg = cfg
 	if t.client, err = kubernetes.NewForConfig(cfg); err != nil {
 		return t, err
@@ -129,7 +136,27 @@ func (t *target) startInformers() {
 	_, _ = t.factory.Policy().V1().PodDisruptionBudgets().Informer().AddEventHandler(notify)
 	_, _ = t.factory.Apps().V1().Deployments().Informer().AddEventHandler(notify)
 	_, _ = t.factory.Autoscaling().V2().HorizontalPodAutoscalers().Informer().AddEventHandler(t.hpas.handler())
+	t.fleet = newFleet()
+	_, _ = t.factory.Core().V1().Nodes().Informer().AddEventHandler(t.fleet.nodeHandler())
+	_, _ = t.factory.Core().V1().Pods().Informer().AddEventHandler(t.fleet.podHandler())
 	t.factory.Start(ctx.Done())
+	if t.hasKarpenter() {
+		stop := t.fleet.watchNodeClaims(t)
+		t.stopInfo = func() { stop(); cancel() }
+	}
+}
+
+// hasKarpenter: the cluster runs Karpenter (made so, or an existing one
+// serving its NodeClaims).
+func (t *target) hasKarpenter() bool {
+	if t.spec.Autoscaler.Karpenter != nil {
+		return true
+	}
+	if t.spec.Existing == "" {
+		return false
+	}
+	_, err := t.client.Discovery().ServerResourcesForGroupVersion(nodeClaims.GroupVersion().String())
+	return err == nil
 }
 
 // watchDPDB wakes waits on DistributedPodDisruptionBudgets' changes; it
@@ -270,4 +297,28 @@ func (t *target) nodes(ctx context.Context, ref v1alpha1.NodeRef) ([]string, err
 		return nil, fmt.Errorf("no node matches %s", ref.Selector)
 	}
 	return out, nil
+}
+
+// clientHandshake is client-go's TLS handshake timeout (its transports'
+// default).
+const clientHandshake = 10 * time.Second
+
+// realHandshake gives the run's clients their TLS handshake timeout in
+// real time. The run lives on its clusters' clock: at timeScale 60,
+// client-go's 10 s is a sixth of a real second, which a busy API server
+// misses, and a step fails with "TLS handshake timeout".
+func realHandshake(cfg *rest.Config) {
+	c := clusterclock.Own()
+	if c == nil || c.Scale <= 1 {
+		return
+	}
+	want := clientHandshake * time.Duration(c.Scale)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		// The first wrapper gets the cached transport itself; set once,
+		// before the first client uses it.
+		if t, ok := rt.(*http.Transport); ok && t.TLSHandshakeTimeout < want {
+			t.TLSHandshakeTimeout = want
+		}
+		return rt
+	})
 }

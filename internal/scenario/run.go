@@ -206,6 +206,10 @@ func runOne(ctx context.Context, f *File, o Options) *result.Scenario {
 				cluster = name
 			}
 			r.result.Autoscalers = append(r.result.Autoscalers, t.hpas.autoscalers(cluster, r.began)...)
+			if f := r.fleetOf(t); f != nil {
+				f.Cluster = cluster
+				r.result.Fleets = append(r.result.Fleets, f)
+			}
 		}
 		for _, name := range sortedKeys(r.targets) {
 			t := r.targets[name]
@@ -234,6 +238,7 @@ func runOne(ctx context.Context, f *File, o Options) *result.Scenario {
 	}
 	for _, t := range r.targets {
 		t.clusters = made
+		t.run = r
 	}
 	sort.Strings(names)
 	r.term.ClustersReady(names, time.Since(r.began))

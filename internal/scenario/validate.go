@@ -65,6 +65,9 @@ func validate(s *v1alpha1.Scenario, root *yaml.Node) error {
 	if err := validateSteps(s.Steps, "steps", names); err != nil {
 		return err
 	}
+	if err := checkSince(s.Steps); err != nil {
+		return err
+	}
 	specs := map[string]*v1alpha1.ScenarioCluster{}
 	for i := range clusters {
 		specs[clusters[i].Name] = &clusters[i]
@@ -243,4 +246,41 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// checkSince checks that each window's since: names a step that runs
+// before the assertion, so a misspelt name is an error now rather than a
+// failure hours into a run.
+func checkSince(steps []v1alpha1.Step) error {
+	seen := map[string]bool{}
+	return eachStep(steps, "steps", func(s *v1alpha1.Step, at string) error {
+		for i := range s.Assert {
+			a := &s.Assert[i]
+			for _, w := range []struct {
+				field, since string
+			}{{"maxNodes", sinceOf(a.MaxNodes)}, {"maxDisrupting", sinceOf(a.MaxDisrupting)}, {"cost", costSince(a.Cost)}} {
+				if w.since != "" && !seen[w.since] {
+					return errAt(s.Line, "%s.assert[%d].%s.since: no step named %q before this one; give the name: of the step the window starts at", at, i, w.field, w.since)
+				}
+			}
+		}
+		if s.Name != "" {
+			seen[s.Name] = true
+		}
+		return nil
+	})
+}
+
+func sinceOf(b *v1alpha1.NodeBound) string {
+	if b == nil {
+		return ""
+	}
+	return b.Since
+}
+
+func costSince(c *v1alpha1.CostAssertion) string {
+	if c == nil {
+		return ""
+	}
+	return c.Since
 }

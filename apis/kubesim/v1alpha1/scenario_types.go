@@ -369,6 +369,11 @@ type Assertion struct {
 	Event     *EventAssertion  `json:"event,omitempty"`
 	RolledOut *WorkloadRef     `json:"rolledOut,omitempty"`
 	CEL       string           `json:"cel,omitempty"`
+	// MaxNodes and MaxDisrupting bound the nodes over a window: never
+	// more than Max at once; Cost bounds what they cost over it.
+	MaxNodes      *NodeBound     `json:"maxNodes,omitempty"`
+	MaxDisrupting *NodeBound     `json:"maxDisrupting,omitempty"`
+	Cost          *CostAssertion `json:"cost,omitempty"`
 }
 
 // PodSet picks pods: by label selector (default all) in a namespace
@@ -435,13 +440,59 @@ type OnlyOnAssertion struct {
 	Nodes  NodeRef `json:"nodes"`
 }
 
-// NodesAssertion counts the nodes picked that are Ready (or not).
+// NodesAssertion counts the nodes picked (by Nodes, or by Selector, a
+// label selector: the same as nodes: {selector}) that are Ready (or not).
 //
 // +kubebuilder:object:generate=false
 type NodesAssertion struct {
-	Nodes NodeRef `json:"nodes,omitempty"`
-	Ready *bool   `json:"ready,omitempty"`
-	Count `json:",inline"`
+	Nodes    NodeRef `json:"nodes,omitempty"`
+	Selector string  `json:"selector,omitempty"`
+	Ready    *bool   `json:"ready,omitempty"`
+	Count    `json:",inline"`
+}
+
+// NodeBound bounds, over a window, how many of the nodes a label selector
+// picks (none: all) there are at once (maxNodes), or are being disrupted at
+// once (maxDisrupting: tainted karpenter.sh/disrupted, or deleting). The
+// window runs from the start of the step Since names (default: the first
+// step) to the assertion.
+//
+// +kubebuilder:object:generate=false
+type NodeBound struct {
+	Selector string `json:"selector,omitempty"`
+	Max      *int   `json:"max"`
+	Since    string `json:"since,omitempty"`
+}
+
+// CostAssertion bounds what the nodes a label selector picks (default
+// karpenter.sh/nodepool: every node a NodePool launched) cost over a
+// window, as NodeBound's: Max in dollars at each node's price per hour,
+// MaxNodeHours in node-hours; at least one.
+//
+// +kubebuilder:object:generate=false
+type CostAssertion struct {
+	Selector     string  `json:"selector,omitempty"`
+	Max          Decimal `json:"max,omitempty"`
+	MaxNodeHours Decimal `json:"maxNodeHours,omitempty"`
+	Since        string  `json:"since,omitempty"`
+}
+
+// Decimal is a number as the file writes it: 12.5 or "12.5".
+type Decimal string
+
+// UnmarshalJSON takes a number or a string.
+func (d *Decimal) UnmarshalJSON(data []byte) error {
+	var s string
+	if json.Unmarshal(data, &s) == nil {
+		*d = Decimal(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(data, &n); err != nil {
+		return fmt.Errorf("want a number such as 12.5")
+	}
+	*d = Decimal(n.String())
+	return nil
 }
 
 // PDBAssertion checks the status of a PodDisruptionBudget (`pdb`) or a

@@ -74,14 +74,16 @@ func hpaChart(r *result.Scenario, a *result.Autoscaler) template.HTML {
 		v := maxMetric * float64(i) / 4
 		fmt.Fprintf(&b, `<text x="%d" y="%.1f" class="tick r">%g</text>`, marginL+plotW+6, yM(v)+4, v)
 	}
-	// The seconds: round ones, then the run's end at the plot's right
-	// edge (the last sample holds until then), the round ones that would
-	// run into its label left out.
-	end := fmt.Sprintf("%gs end", math.Round(to*10)/10)
+	// The time: round seconds (minutes or hours for a long run: at
+	// --time-scale, hours of cluster time), then the run's end at the
+	// plot's right edge (the last sample holds until then), the round
+	// ones that would run into its label left out.
+	unit, suffix := timeAxis(to - from)
+	end := fmt.Sprintf("%g%s end", math.Round(to/unit*10)/10, suffix)
 	endAt := x(to) - 6*float64(len(end))
-	secStep := niceCeil((to - from) / 8)
-	for s := math.Ceil(from/secStep) * secStep; s <= to && x(s)+18 < endAt; s += secStep {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="tick c">%gs</text>`, x(s), marginTop+plotH+16, s)
+	secStep := niceCeil((to - from) / unit / 8)
+	for s := math.Ceil(from/unit/secStep) * secStep; s*unit <= to && x(s*unit)+18 < endAt; s += secStep {
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="tick c">%g%s</text>`, x(s*unit), marginTop+plotH+16, s, suffix)
 	}
 	fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="tick end">%s</text>`, x(to), marginTop+plotH+16, end)
 	fmt.Fprintf(&b, `<text x="%d" y="%d" class="axis">replicas</text>`, marginL-40, marginTop-10)

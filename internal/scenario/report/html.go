@@ -13,6 +13,7 @@ import (
 var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"svg":      svg,
 	"hpaChart": hpaChart,
+	"fleet":    fleetSection,
 	"join":     func(s []string) string { return strings.Join(s, "; ") },
 	"list":     func(s []string) string { return strings.Join(s, ", ") },
 	// firstNodes bounds an explanation's table: the most telling rows come first.
@@ -46,8 +47,9 @@ func pct(a, b float64) string {
 
 // WriteHTML writes one self-contained HTML page (inline CSS, SVG and
 // script; nothing fetched) with each scenario's timeline, a chart of each
-// HPA's replicas and metric over time, its assertion points as placement
-// pictures, and each failure's expected and actual.
+// HPA's replicas and metric over time, for a cluster with a node
+// autoscaler its nodes, Pending pods and cost over time, its assertion
+// points as placement pictures, and each failure's expected and actual.
 func WriteHTML(w io.Writer, results []*result.Scenario) error {
 	return reportTemplate.Execute(w, results)
 }
@@ -93,6 +95,14 @@ figure.hpa{margin:10px 0}figure.hpa figcaption{font-size:13px;margin-bottom:2px}
 .hpachart line.unsettled{stroke:#c0392b;stroke-width:3}.hpachart text.unsettled{font-size:11px;font-weight:600;fill:#c0392b;text-anchor:end}
 .hpachart line.usage{stroke:#b07aa1;stroke-width:1.5;stroke-dasharray:4 3}.hpachart text.usage{font-size:10px;fill:#7a4c70}
 .hpachart .sample{fill:#4e79a7}.hpachart .legend{font-size:11px;fill:#333}
+div.fleet{margin:10px 0}div.fleet h3{font-size:15px;margin:14px 0 4px}figure.fleet{margin:6px 0}figure.fleet figcaption{font-size:13px;margin-bottom:2px}
+table.fleettable td,table.startup td{font-size:13px}
+.fleetchart .plot{fill:#fbfbfc;stroke:#c9ced6}.fleetchart .grid{stroke:#eceef2}
+.fleetchart .tick{font-size:10px;fill:#555}.fleetchart .tick.l{text-anchor:end}.fleetchart .tick.c{text-anchor:middle}.fleetchart .tick.end{text-anchor:end;font-weight:600;fill:#333}
+.fleetchart .axis{font-size:11px;font-weight:600;fill:#333}
+.fleetchart path.series{fill:none;stroke-width:2.2}.fleetchart line.series{stroke-width:2.2}.fleetchart .dashed{stroke-width:1.6;stroke-dasharray:5 3}
+.fleetchart line.mark{stroke:#b07aa1;stroke-width:1.2;stroke-dasharray:4 3}.fleetchart text.mark{font-size:10px;fill:#7a4c70;paint-order:stroke;stroke:#fff;stroke-width:3px}
+.fleetchart .legend{font-size:11px;fill:#333}
 </style></head>
 <body>
 <h1>kubesim scenarios</h1>
@@ -104,6 +114,7 @@ figure.hpa{margin:10px 0}figure.hpa figcaption{font-size:13px;margin-bottom:2px}
 {{if $r.Steps}}<div><small>clusters ready after {{secs (index $r.Steps 0).Start}}; the steps:</small></div>{{end}}
 <div class="timeline">{{range $s := $r.Steps}}<div class="tl{{if $s.Failed}} failed{{end}}"><span class="lbl">{{$s.Name}} <small>{{secs $s.Duration}}</small></span><span class="track"><span class="bar" style="left:{{barLeft $r $s}};width:{{barWidth $r $s}}" title="at {{secs $s.Start}}, took {{secs $s.Duration}}"></span></span></div>{{end}}</div>
 {{range $a := $r.Autoscalers}}{{hpaChart $r $a}}{{end}}
+{{fleet $r}}
 <button class="toggle" type="button">show only failures</button>
 {{range $s := $r.Steps}}{{if or $s.Placement $s.Assertions $s.Error $s.Drain}}
 <div class="step{{if $s.Failed}} failed{{end}}">

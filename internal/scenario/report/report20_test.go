@@ -264,7 +264,7 @@ const report20Measure = `<script>(function(){
     if(b.getBoundingClientRect().left<l.getBoundingClientRect().right-1) bad.push("a bar starts under its label: "+l.textContent);
   });
   if(Object.keys(tracks).length!==1) bad.push("the bars' tracks differ: "+Object.keys(tracks).join(", "));
-  document.querySelectorAll("svg.hpachart text").forEach(function(x){
+  document.querySelectorAll("svg.hpachart text, svg.fleetchart text").forEach(function(x){
     var r=x.getBoundingClientRect(), c=x.ownerSVGElement.getBoundingClientRect();
     if(r.left<c.left-0.5||r.right>c.right+0.5) bad.push("chart text out of its chart: "+x.textContent);
   });

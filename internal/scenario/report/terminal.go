@@ -85,6 +85,13 @@ func (t *Terminal) CleanupFailed(name string, err error) {
 
 // ScenarioDone gives the scenario's verdict.
 func (t *Terminal) ScenarioDone(r *result.Scenario) {
+	for _, f := range r.Fleets {
+		head := "nodes"
+		if f.Cluster != "" {
+			head += " [" + f.Cluster + "]"
+		}
+		fmt.Fprintf(t.Out, "  %s:\n%s", head, indent(f.Text(), "      "))
+	}
 	verdict := "PASSED"
 	if !r.Passed {
 		verdict = "FAILED"

@@ -22,6 +22,9 @@ type Scenario struct {
 	// Autoscalers are the HPAs seen during the run, each sampled as its
 	// status changed.
 	Autoscalers []*Autoscaler `json:"autoscalers,omitempty"`
+	// Fleets are the nodes and Pending pods of each cluster with a node
+	// autoscaler, as they changed.
+	Fleets []*Fleet `json:"fleets,omitempty"`
 }
 
 // Step is what came of one step.
