@@ -20,31 +20,10 @@ import (
 	"github.com/kubesim/kubesim/internal/explain"
 )
 
-// limitedPool is a NodePool of 8 CPUs that consolidates as soon as it can
-// (any number of nodes at once: the default budget of 10% takes them one
-// by one), its nodes registering after 1s.
-const limitedPool = `apiVersion: karpenter.kwok.sh/v1alpha1
-kind: KWOKNodeClass
-metadata: {name: default}
-spec: {nodeRegistrationDelay: 1s}
----
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.kwok.sh, kind: KWOKNodeClass, name: default}
-      expireAfter: Never
-      requirements:
-      - {key: kubernetes.io/arch, operator: In, values: [amd64]}
-      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-  limits: {cpu: "8"}
-  disruption:
-    consolidationPolicy: WhenEmptyOrUnderutilized
-    consolidateAfter: 0s
-    budgets: [{nodes: "100%"}]
-`
+// limitedPool is nodePool limited to 8 CPUs and consolidating any number
+// of nodes at once (the default budget of 10% takes them one by one).
+var limitedPool = strings.NewReplacer(`limits: {cpu: "40"}`, `limits: {cpu: "8"}`,
+	"consolidateAfter: 0s\n", "consolidateAfter: 0s\n    budgets: [{nodes: \"100%\"}]\n").Replace(nodePool)
 
 // explain pod and explain node say what Karpenter says: why a pod gets
 // no NodeClaim (no instance type fits; the NodePool's limit), and that a
