@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
@@ -318,12 +319,17 @@ metadata: {name: n1}
 
 func contextClient(t *testing.T, kubeconfig, context string) *kubernetes.Clientset {
 	t.Helper()
+	return clientsetFor(t, contextConfig(t, kubeconfig, context))
+}
+
+func contextConfig(t *testing.T, kubeconfig, context string) *rest.Config {
+	t.Helper()
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig},
 		&clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return clientsetFor(t, cfg)
+	return cfg
 }
 
 func createPodIn(t *testing.T, client kubernetes.Interface, p *corev1.Pod) {

@@ -62,6 +62,9 @@ type Result struct {
 	// DroppedOwners counts owner references to objects not in the clone:
 	// the garbage collector would delete their dependents.
 	DroppedOwners int
+	// Adopted counts the nodes handed to the clone's Karpenter with their
+	// NodeClaims.
+	Adopted int
 }
 
 // Summary is the result in a line.
@@ -69,6 +72,12 @@ func (r *Result) Summary() string {
 	s := "created " + snapshot.Summary(r.Created)
 	if len(r.Unserved) > 0 {
 		s += "; skipped, kinds this cluster does not serve: " + snapshot.Summary(r.Unserved)
+	}
+	if r.Unserved["NodePool"]+r.Unserved["NodeClaim"] > 0 {
+		s += " (NodePools and NodeClaims are Karpenter's: clone with --autoscaler karpenter)"
+	}
+	if r.Adopted > 0 {
+		s += fmt.Sprintf("; %d nodes adopted by Karpenter with their NodeClaims", r.Adopted)
 	}
 	if r.DroppedOwners > 0 {
 		s += fmt.Sprintf("; %d owner references to objects not in the snapshot dropped", r.DroppedOwners)
@@ -109,6 +118,9 @@ func Load(ctx context.Context, cfg *rest.Config, objects []*unstructured.Unstruc
 		result: &Result{Created: map[string]int{}, Existing: map[string]int{}, Unserved: map[string]int{}},
 		o:      o,
 	}
+	if err := l.prepareAdoption(ctx, objects); err != nil {
+		return l.result, err
+	}
 	for start := 0; start < len(objects); {
 		end := start + 1
 		for end < len(objects) && objects[end].GroupVersionKind() == objects[start].GroupVersionKind() {
@@ -141,6 +153,9 @@ type loader struct {
 	// claims are the ResourceClaims owned by or reserved for pods, which
 	// come after them: pointed at the pods once those are made.
 	claims []podsClaim
+	// adoption, when the cluster runs Karpenter, hands it the source's
+	// Karpenter nodes (karpenter.go).
+	adoption *adoption
 }
 
 // createAll creates objects of one kind.
@@ -221,6 +236,9 @@ func (l *loader) create(ctx context.Context, mapping *meta.RESTMapping, obj *uns
 	}
 	sourceUID := obj.GetAnnotations()[snapshot.SourceUIDAnnotation]
 	claim, forPods := claimOfPods(obj, mapping)
+	if err := l.adopt(obj); err != nil {
+		return err
+	}
 	l.mu.Lock()
 	dropped := l.repoint(obj)
 	l.result.DroppedOwners += dropped

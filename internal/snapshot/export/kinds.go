@@ -17,14 +17,19 @@ func k(group, version, resource, kindName string, namespaced bool) kind {
 // in: every object after what it refers to. Issue 36's list, with three
 // turns for references: Nodes before CSINodes (owned by their Node), PVCs
 // before PVs (a PV's claimRef carries its claim's uid), DPDBs before PDBs
-// (a DPDB owns its child PDB); and ControllerRevisions after the
-// StatefulSets and DaemonSets that own them (their pods name them).
+// (a DPDB owns its child PDB); ControllerRevisions after the
+// StatefulSets and DaemonSets that own them (their pods name them); and
+// Karpenter's NodePools before the nodes they label, its NodeClaims last:
+// a clone running Karpenter adopts each claim's node when the claim is
+// made (clone/karpenter.go), and the node's pods are there by then, so
+// it is not taken for empty.
 var kinds = []kind{
 	k("", "v1", "namespaces", "Namespace", false),
 	k("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", false),
 	k("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", false),
 	k("storage.k8s.io", "v1", "storageclasses", "StorageClass", false),
 	k("storage.k8s.io", "v1", "csidrivers", "CSIDriver", false),
+	k("karpenter.sh", "v1", "nodepools", "NodePool", false),
 	k("", "v1", "nodes", "Node", false),
 	k("storage.k8s.io", "v1", "csinodes", "CSINode", false),
 	k("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true),
@@ -47,6 +52,7 @@ var kinds = []kind{
 	k("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", true),
 	k("", "v1", "serviceaccounts", "ServiceAccount", true),
 	k("", "v1", "pods", "Pod", true),
+	k("karpenter.sh", "v1", "nodeclaims", "NodeClaim", false),
 }
 
 // neverRead are kinds export does not read at all, with why, for the
@@ -59,5 +65,5 @@ var neverRead = map[string]string{
 	"MutatingWebhookConfiguration":   "never read (its Service is not cloned; it would block writes)",
 	"ValidatingWebhookConfiguration": "never read (its Service is not cloned; it would block writes)",
 	"APIService":                     "never read (its Service is not cloned)",
-	"CustomResourceDefinition":       "never read (a clone has kubesim's own; other custom resources are not read)",
+	"CustomResourceDefinition":       "never read (a clone has kubesim's own; custom resources other than Karpenter's NodePools and NodeClaims are not read)",
 }
