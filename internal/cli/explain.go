@@ -62,10 +62,12 @@ func newExplainPodCommand() *cobra.Command {
 			if f.all {
 				rows = -1
 			}
-			if e.Result != explain.Scheduled && e.Result != explain.BoundDirectly {
-				if e.Karpenter, err = f.karpenterOf(cmd.Context(), p, args[0]); err != nil {
-					return err
-				}
+			k, err := karpenter(p, f.name)
+			if err != nil {
+				return err
+			}
+			if err := k.AddTo(cmd.Context(), e); err != nil {
+				return err
 			}
 			return f.output.print(cmd.OutOrStdout(), e, func(w io.Writer) error { return explain.PrintPod(w, e, rows) })
 		}),
@@ -129,16 +131,6 @@ func newExplainDeploymentCommand() *cobra.Command {
 	}
 	f.add(cmd)
 	return cmd
-}
-
-// karpenterOf is Karpenter's view of a Pending pod; nil when the cluster
-// runs no Karpenter or the pod has since been bound.
-func (f *explainFlags) karpenterOf(ctx context.Context, p *cluster.Provider, pod string) (*explain.KarpenterPod, error) {
-	k, err := karpenter(p, f.name)
-	if err != nil {
-		return nil, err
-	}
-	return k.Pod(ctx, f.namespace, pod)
 }
 
 func karpenter(p *cluster.Provider, name string) (*explain.Karpenter, error) {

@@ -84,6 +84,7 @@ func NewRootCommand() *cobra.Command {
 		newDeschedulerCommand(),
 		newRunCommand(),
 		newExplainCommand(),
+		newUICommand(),
 		newKubeletSimCommand(),
 		newDPDBControllerCommand(),
 		newKubectlCommand(),

@@ -121,6 +121,17 @@ type KarpenterPod struct {
 	Note string `json:"note,omitempty"`
 }
 
+// AddTo adds Karpenter's view to the explanation of a pod the scheduler
+// did not place.
+func (k *Karpenter) AddTo(ctx context.Context, e *Explanation) error {
+	if e.Result == Scheduled || e.Result == BoundDirectly {
+		return nil
+	}
+	var err error
+	e.Karpenter, err = k.Pod(ctx, e.Namespace, e.Name)
+	return err
+}
+
 // Pod returns Karpenter's view of a pod not bound to a node; nil when the
 // pod is bound, or when the cluster runs no Karpenter.
 func (k *Karpenter) Pod(ctx context.Context, namespace, name string) (*KarpenterPod, error) {

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubesim/kubesim/internal/cluster"
+	"github.com/kubesim/kubesim/internal/descheduler"
+	"github.com/kubesim/kubesim/internal/explain"
+	"github.com/kubesim/kubesim/internal/ui"
+)
+
+func newUICommand() *cobra.Command {
+	f := &clusterFlags{}
+	var address string
+	var port int
+	var noOpen, readOnly bool
+	var drainTimeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "ui",
+		Short: "Serve a live web page of a cluster: its nodes and pods, the Pending ones and why",
+		Long: "Starts a web server on 127.0.0.1 and prints its URL, which carries a random token: the page is\n" +
+			"the cluster's, for whoever has the URL. The page shows the nodes grouped by zone (or any label)\n" +
+			"with their pods, coloured by owner, the Pending pods with the scheduler's reason, and for a pod\n" +
+			"what `kubesim explain pod` shows. It follows the cluster live until Ctrl-C.",
+		Example: "  kubesim ui\n  kubesim ui --name prod-clone --no-open --port 8080",
+		Args:    cobra.NoArgs,
+		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			client, kube, err := p.Explainer(f.name)
+			if err != nil {
+				return err
+			}
+			k, err := karpenter(p, f.name)
+			if err != nil {
+				return err
+			}
+			o := ui.Options{Cluster: f.name, Address: address, Port: port, Kube: kube,
+				ExplainPod: func(ctx context.Context, namespace, name string) (*explain.Explanation, error) {
+					e, err := explain.Pod(ctx, client, kube, f.name, namespace, name)
+					if err != nil {
+						return nil, err
+					}
+					return e, k.AddTo(ctx, e)
+				}}
+			if !readOnly {
+				if o.Actions, err = uiActions(p, f.name, f.kubeconfig, drainTimeout); err != nil {
+					return err
+				}
+			}
+			s, err := ui.Listen(ctx, o)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "kubesim UI of cluster %q: %s\n(Ctrl-C stops it)\n", f.name, s.URL)
+			if !noOpen {
+				openBrowser(s.URL)
+			}
+			return s.Serve(ctx)
+		}),
+	}
+	f.add(cmd)
+	cmd.Flags().StringVar(&address, "address", "127.0.0.1", "loopback address to listen on (127.0.0.1 or ::1)")
+	cmd.Flags().IntVar(&port, "port", 0, "port to listen on (default: a free one)")
+	cmd.Flags().BoolVar(&noOpen, "no-open", false, "print the URL only; do not open a browser")
+	cmd.Flags().BoolVar(&readOnly, "read-only", false, "a page that changes nothing: no cordon, drain, node stop/start, scale or descheduler")
+	cmd.Flags().DurationVar(&drainTimeout, "drain-timeout", 30*time.Second, "how long a drain from the page keeps trying evictions a PodDisruptionBudget refuses")
+	return cmd
+}
+
+// uiActions are the page's actions, as the CLI does them, through the
+// user's own credentials: the kubeconfig's context for the cluster.
+func uiActions(p *cluster.Provider, name, kubeconfig string, drainTimeout time.Duration) (*ui.Actions, error) {
+	kubeContext := "kubesim-" + name
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
+		&clientcmd.ConfigOverrides{CurrentContext: kubeContext}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("the page acts with your kubeconfig's context %s, which cannot be used (%v); kubesim start cluster --name %s writes it again, or give --read-only", kubeContext, err, name)
+	}
+	user, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	setState := func(stopped bool) func(context.Context, string) (string, error) {
+		return func(ctx context.Context, node string) (string, error) {
+			var out bytes.Buffer
+			err := setNodeState(ctx, p, name, user, node, stopped, false, &out)
+			return out.String(), err
+		}
+	}
+	return &ui.Actions{Client: user, StopNode: setState(true), StartNode: setState(false), DrainTimeout: drainTimeout,
+		Profiles: descheduler.Profiles,
+		Deschedule: func(ctx context.Context, profile string) (string, error) {
+			policy, err := descheduler.ResolvePolicy("", []string{profile}, descheduler.PolicyFields{Profiles: "profile"})
+			if err != nil {
+				return "", err
+			}
+			report, err := descheduler.Run(ctx, descheduler.Options{Config: cfg, Policy: policy})
+			if err != nil {
+				return "", err
+			}
+			var out bytes.Buffer
+			err = printReport(&out, report)
+			return out.String(), err
+		}}, nil
+}
+
+// openBrowser opens url in the desktop's browser, when there is a desktop.
+func openBrowser(url string) {
+	if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+		return
+	}
+	if xdg, err := exec.LookPath("xdg-open"); err == nil {
+		_ = exec.Command(xdg, url).Start()
+	}
+}

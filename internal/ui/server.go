@@ -1,0 +1,289 @@
+// Package ui is `kubesim ui`: a local web page of one cluster, live — its
+// nodes and pods on a map, the Pending ones with their reasons, and for a
+// pod the scheduler's own explanation (package explain, as the CLI shows
+// it). It reads through client-go informers and streams changes to the
+// page as server-sent events.
+//
+// It listens on loopback only, and every request must carry the random
+// token of the URL it prints (or the cookie the first request sets): the
+// page is the cluster's admin's, and so is anyone who can load it.
+package ui
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubesim/kubesim/internal/explain"
+)
+
+//go:embed static
+var static embed.FS
+
+// Options are what a UI serves and where.
+type Options struct {
+	Cluster string
+	// Address is the loopback address to listen on; Port 0 is a free one.
+	Address string
+	Port    int
+	Kube    kubernetes.Interface
+	// ExplainPod is `kubesim explain pod`'s explanation (with Karpenter's
+	// view of a Pending pod), as -o json prints it.
+	ExplainPod func(ctx context.Context, namespace, name string) (*explain.Explanation, error)
+	// Actions, nil for a read-only page.
+	Actions *Actions
+}
+
+// Server is a running UI.
+type Server struct {
+	URL   string
+	token string
+	o     Options
+	model *model
+	srv   *http.Server
+	ln    net.Listener
+}
+
+// tokenCookie holds the token once the page is loaded: the page's own
+// requests (its script, its event stream) carry it without a URL.
+const tokenCookie = "kubesim-ui-token"
+
+// actionHeader marks the page's own writes.
+const actionHeader = "X-Kubesim-UI"
+
+// Listen checks the options, starts following the cluster and listens.
+// Serve then answers until its context ends.
+func Listen(ctx context.Context, o Options) (*Server, error) {
+	ip := net.ParseIP(o.Address)
+	if ip == nil || !ip.IsLoopback() {
+		return nil, fmt.Errorf("--address %s: the UI listens on a loopback address only (127.0.0.1 or ::1): it serves the cluster's admin to whoever loads it", o.Address)
+	}
+	if o.Port < 0 || o.Port > 65535 {
+		return nil, fmt.Errorf("--port %d: not a port; give 1–65535, or 0 for a free one", o.Port)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip.String(), strconv.Itoa(o.Port)))
+	if err != nil {
+		return nil, fmt.Errorf("--port %d: %v", o.Port, err)
+	}
+	secret := make([]byte, 24)
+	if _, err := rand.Read(secret); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	factory := informers.NewSharedInformerFactory(o.Kube, 0)
+	s := &Server{token: hex.EncodeToString(secret), o: o, model: newModel(factory), ln: ln}
+	s.URL = "http://" + ln.Addr().String() + "/?token=" + s.token
+	factory.Start(ctx.Done())
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			ln.Close()
+			return nil, fmt.Errorf("cluster %q: could not list %v", o.Cluster, typ)
+		}
+	}
+	go s.model.run(ctx.Done())
+	s.srv = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
+	return s, nil
+}
+
+// Serve answers until ctx ends.
+func (s *Server) Serve(ctx context.Context) error {
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = s.srv.Shutdown(shutdown)
+	}()
+	if err := s.srv.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func (s *Server) handler() http.Handler {
+	mux := http.NewServeMux()
+	files, _ := fs.Sub(static, "static")
+	mux.Handle("GET /", http.FileServerFS(files))
+	mux.HandleFunc("GET /api/cluster", s.cluster)
+	mux.HandleFunc("GET /api/watch", s.watch)
+	mux.HandleFunc("GET /api/explain/{namespace}/{name}", s.explainPod)
+	mux.HandleFunc("GET /api/node/{name}", s.node)
+	mux.HandleFunc("GET /api/workload/{kind}/{namespace}/{name}", s.workload)
+	mux.HandleFunc("POST /api/action", s.act)
+	return s.guard(mux)
+}
+
+// guard lets through only requests for this server by name (no DNS
+// rebinding) carrying the token, and gives every answer a policy that
+// loads nothing from anywhere else.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-store")
+		if r.Host != s.ln.Addr().String() {
+			http.Error(w, "this server answers to "+s.ln.Addr().String()+" only", http.StatusMisdirectedRequest)
+			return
+		}
+		given := r.URL.Query().Get("token")
+		if c, err := r.Cookie(tokenCookie); given == "" && err == nil {
+			given = c.Value
+		}
+		if subtle.ConstantTimeCompare([]byte(given), []byte(s.token)) != 1 {
+			http.Error(w, "401: this page needs the token of the URL `kubesim ui` printed", http.StatusUnauthorized)
+			return
+		}
+		// A write must carry a header no other site's page can set
+		// without a CORS preflight, which this server never answers.
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Header.Get(actionHeader) != "1" {
+			http.Error(w, "403: a change needs the header "+actionHeader, http.StatusForbidden)
+			return
+		}
+		if r.URL.Query().Has("token") {
+			// Kept in a cookie the page's script cannot read, and the
+			// URL cleaned of it: it leaves no trace in the history.
+			http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			if r.URL.Path == "/" {
+				http.Redirect(w, r, "/", http.StatusSeeOther)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) cluster(w http.ResponseWriter, r *http.Request) {
+	info := map[string]any{"name": s.o.Cluster, "readOnly": s.o.Actions == nil}
+	if s.o.Actions != nil {
+		info["deschedulerProfiles"] = s.o.Actions.Profiles
+	}
+	writeJSON(w, info)
+}
+
+// watch streams the model's batches as server-sent events: a snapshot,
+// then the changes.
+func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	first, ch, err := s.model.subscribe()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	defer s.model.unsubscribe(ch)
+	w.Header().Set("Content-Type", "text/event-stream")
+	send := func(msg []byte) bool {
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", msg); err != nil {
+			return false
+		}
+		flusher.Flush()
+		return true
+	}
+	if !send(first) {
+		return
+	}
+	keepAlive := time.NewTicker(15 * time.Second)
+	defer keepAlive.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case msg, open := <-ch:
+			if !open || !send(msg) {
+				return
+			}
+		case <-keepAlive.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+			flusher.Flush()
+		}
+	}
+}
+
+func (s *Server) explainPod(w http.ResponseWriter, r *http.Request) {
+	e, err := s.o.ExplainPod(r.Context(), r.PathValue("namespace"), r.PathValue("name"))
+	if err != nil {
+		writeProblem(w, err)
+		return
+	}
+	writeJSON(w, e)
+}
+
+func (s *Server) node(w http.ResponseWriter, r *http.Request) {
+	n, err := s.o.Kube.CoreV1().Nodes().Get(r.Context(), r.PathValue("name"), metav1.GetOptions{})
+	if err != nil {
+		writeProblem(w, err)
+		return
+	}
+	n.ManagedFields = nil
+	writeJSON(w, n)
+}
+
+// workload is a Deployment's or StatefulSet's replicas, for the scale
+// control.
+func (s *Server) workload(w http.ResponseWriter, r *http.Request) {
+	ns, name := r.PathValue("namespace"), r.PathValue("name")
+	var spec, ready int32
+	switch r.PathValue("kind") {
+	case "Deployment":
+		d, err := s.o.Kube.AppsV1().Deployments(ns).Get(r.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			writeProblem(w, err)
+			return
+		}
+		spec, ready = ptrOr(d.Spec.Replicas, 1), d.Status.ReadyReplicas
+	case "StatefulSet":
+		st, err := s.o.Kube.AppsV1().StatefulSets(ns).Get(r.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			writeProblem(w, err)
+			return
+		}
+		spec, ready = ptrOr(st.Spec.Replicas, 1), st.Status.ReadyReplicas
+	default:
+		writeJSON(w, map[string]any{"scalable": false})
+		return
+	}
+	writeJSON(w, map[string]any{"scalable": true, "replicas": spec, "ready": ready})
+}
+
+func ptrOr(p *int32, or int32) int32 {
+	if p == nil {
+		return or
+	}
+	return *p
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeProblem(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	if apierrors.IsNotFound(err) {
+		code = http.StatusNotFound
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+}

@@ -1,0 +1,297 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubesim/kubesim/internal/explain"
+)
+
+// kubesim ui in a real Chromium: the map counts what the cluster has, a
+// pod a node selector leaves Pending is listed with the scheduler's
+// reason, and clicking it shows explain's per-node verdicts; a node
+// stopped from the CLI turns NotReady on the page without a reload. The
+// page loads nothing from anywhere but its server, which wants its token
+// and listens on loopback only.
+func TestUI(t *testing.T) {
+	e := newEnv(t)
+	e.createCluster("ui", threeNodesFastFailures...)
+	client := e.client()
+	makeDeployment(t, client, "web", 4)
+	picky := testPod("picky")
+	picky.Spec.NodeSelector = map[string]string{"disktype": "ssd"}
+	createPod(t, client, picky)
+	eventually(t, 30*time.Second, "web Running and picky tried", func() error {
+		if n := len(runningPods(t, client, "app=web")); n != 4 {
+			return fmt.Errorf("%d of 4 Running", n)
+		}
+		if p := getPod(t, client, "picky"); len(p.Status.Conditions) == 0 {
+			return fmt.Errorf("picky not tried yet")
+		}
+		return nil
+	})
+
+	e.fails("--address 0.0.0.0: the UI listens on a loopback address only", "ui", "--name", "ui", "--address", "0.0.0.0", "--no-open")
+	base := startUI(t, e, "ui", "--drain-timeout", "6s")
+
+	// The token: none, or a wrong one, is refused.
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"http://" + u.Host + "/", "http://" + u.Host + "/api/watch", "http://" + u.Host + "/?token=wrong"} {
+		resp, err := http.Get(bad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("GET %s: %d, want 401", bad, resp.StatusCode)
+		}
+	}
+
+	chromium := ensureChromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.WindowSize(1400, 900))...)
+	defer cancelAlloc()
+	page, cancelPage := chromedp.NewContext(alloc)
+	defer cancelPage()
+	var mu sync.Mutex
+	var requested []string
+	if err := chromedp.Listen(page, func(ev any) {
+		if r, ok := ev.(*network.EventRequestWillBeSent); ok {
+			mu.Lock()
+			requested = append(requested, r.Request.URL)
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(page, chromedp.Navigate(base), chromedp.WaitVisible(chromedp.CSS(`body[data-rendered="true"]`))); err != nil {
+		t.Fatal(err)
+	}
+
+	pods, err := client.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, page, "the map's counts", fmt.Sprintf(`[document.getElementById("count-nodes").textContent, document.getElementById("count-pods").textContent,
+		document.getElementById("count-pending").textContent, document.querySelectorAll(".node").length].join(" ")`), fmt.Sprintf("3 %d 1 3", len(pods.Items)))
+	waitPage(t, page, "picky in the Pending panel with the scheduler's reason",
+		`(document.querySelector('.pending-item[data-pod="default/picky"] .pr')||{}).textContent||""`, "didn't match Pod's node affinity/selector")
+	shot(t, page, "ui-map")
+
+	// The drawer says what explain -o json says, node by node.
+	var x explain.Explanation
+	if err := json.Unmarshal([]byte(e.must("explain", "pod", "picky", "--name", "ui", "-o", "json").stdout), &x); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, n := range x.Nodes {
+		reason := ""
+		if n.Plugin != "" {
+			reason = n.Plugin + ": " + strings.Join(n.Reasons, "; ")
+		}
+		want = append(want, n.Name+" "+n.Filter+" "+reason)
+	}
+	sort.Strings(want)
+	if err := chromedp.Do(page, chromedp.Click(chromedp.CSS(`.pending-item[data-pod="default/picky"]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, page, "the drawer's verdicts equal explain's",
+		`[...document.querySelectorAll("#drawer tr[data-node]")].map(r => r.dataset.node+" "+r.dataset.filter+" "+r.dataset.reason).sort().join("\n")`,
+		strings.Join(want, "\n"))
+	shot(t, page, "ui-explain")
+	if err := chromedp.Do(page, chromedp.Click(chromedp.CSS(`#drawer-close`))); err != nil {
+		t.Fatal(err)
+	}
+
+	// Live: a node stopped from the CLI turns NotReady without a reload.
+	e.must("node", "stop", "--name", "ui", "node-000001")
+	waitNode(t, client, "node-000001", corev1.ConditionUnknown)
+	waitPageWithin(t, 5*time.Second, page, "node-000001 NotReady on the page", `document.querySelector('.node[data-node="node-000001"]').dataset.ready`, "Unknown")
+	shot(t, page, "ui-notready")
+
+	waitPage(t, page, "the timeline has the node's NodeNotReady",
+		`[...document.querySelectorAll("#timeline-list .ev")].map(r => r.dataset.reason+" "+r.dataset.object).join("\n")`, "NodeNotReady Node/node-000001")
+
+	// A drain from the page, refused by a PodDisruptionBudget, says so.
+	minAvailable := intstr.FromInt32(4)
+	if _, err := client.PolicyV1().PodDisruptionBudgets("default").Create(context.Background(), &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var busy string
+	eventually(t, 30*time.Second, "a Ready node running a pod of web", func() error {
+		for _, p := range runningPods(t, client, "app=web") {
+			if p.Spec.NodeName != "node-000001" {
+				busy = p.Spec.NodeName
+				return nil
+			}
+		}
+		return fmt.Errorf("none")
+	})
+	if err := chromedp.Do(page, chromedp.Click(chromedp.CSS(`.node[data-node="`+busy+`"]`)),
+		chromedp.Click(chromedp.CSS(`#drawer button[data-action="drain"]`)), chromedp.Click(chromedp.CSS(`#confirm-yes`))); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, page, "the drain's refusal on the page", `(document.querySelector("#action-result")||{}).textContent||""`, "violate the pod's disruption budget")
+	shot(t, page, "ui-drain-refused")
+	if n, err := client.CoreV1().Nodes().Get(context.Background(), busy, metav1.GetOptions{}); err != nil || !n.Spec.Unschedulable {
+		t.Errorf("the drained node %s is not cordoned: %v", busy, err)
+	}
+
+	// Scale from the page, as kubectl scale does.
+	if err := chromedp.Do(page, chromedp.Click(chromedp.CSS(`#drawer-close`)), chromedp.Click(chromedp.CSS(`#legend span[data-owner="default/Deployment/web"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#scale-replicas`)), chromedp.SetValue(chromedp.CSS(`#scale-replicas`), "6"),
+		chromedp.Click(chromedp.CSS(`#drawer button[data-action="scale"]`)), chromedp.Click(chromedp.CSS(`#confirm-yes`))); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "web scaled to 6 from the page", func() error {
+		d, err := client.AppsV1().Deployments("default").Get(context.Background(), "web", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if *d.Spec.Replicas != 6 {
+			return fmt.Errorf("%d replicas", *d.Spec.Replicas)
+		}
+		return nil
+	})
+
+	// A change needs the page's header (no other site's form can post
+	// one); a read-only page changes nothing.
+	post := func(base, header string) int {
+		u, _ := url.Parse(base)
+		req, _ := http.NewRequest(http.MethodPost, "http://"+u.Host+"/api/action?"+u.RawQuery, strings.NewReader(`{"action":"cordon","node":"node-000000"}`))
+		if header != "" {
+			req.Header.Set("X-Kubesim-UI", header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post(base, ""); code != http.StatusForbidden {
+		t.Errorf("a POST without the page's header: %d, want 403", code)
+	}
+	readOnly := startUI(t, e, "ui", "--read-only")
+	if code := post(readOnly, "1"); code != http.StatusForbidden {
+		t.Errorf("a POST to a read-only page: %d, want 403", code)
+	}
+	if n, _ := client.CoreV1().Nodes().Get(context.Background(), "node-000000", metav1.GetOptions{}); n.Spec.Unschedulable && busy != "node-000000" {
+		t.Errorf("node-000000 cordoned by a refused request")
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	for _, r := range requested {
+		if !strings.HasPrefix(r, "http://"+u.Host+"/") && !strings.HasPrefix(r, "data:") {
+			t.Errorf("the page requested %s, not of its server", r)
+		}
+	}
+	if len(requested) < 4 {
+		t.Errorf("only %d requests recorded: %v", len(requested), requested)
+	}
+}
+
+// startUI runs kubesim ui for cluster and returns the URL it prints; the
+// server is stopped with the test.
+func startUI(t *testing.T, e *env, cluster string, flags ...string) string {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"ui", "--name", cluster, "--no-open"}, flags...)...)
+	cmd.Env = append(os.Environ(), "KUBESIM_HOME="+e.home, "KUBECONFIG="+e.kubeconfig)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	})
+	found := make(chan string, 1)
+	go func() {
+		s := bufio.NewScanner(out)
+		for s.Scan() {
+			if m := regexp.MustCompile(`http://127\.0\.0\.1:\d+/\?token=[0-9a-f]+`).FindString(s.Text()); m != "" {
+				found <- m
+			}
+		}
+	}()
+	select {
+	case u := <-found:
+		return u
+	case <-time.After(time.Minute):
+		t.Fatal("kubesim ui printed no URL in a minute")
+	}
+	return ""
+}
+
+// waitPage waits until the expression's value, as a string, contains want.
+func waitPage(t *testing.T, page context.Context, what, expr, want string) {
+	t.Helper()
+	waitPageWithin(t, 30*time.Second, page, what, expr, want)
+}
+
+func waitPageWithin(t *testing.T, within time.Duration, page context.Context, what, expr, want string) {
+	t.Helper()
+	var got string
+	eventually(t, within, what, func() error {
+		var err error
+		if got, err = chromedp.Run(page, chromedp.Evaluate[string](`String(`+expr+`)`)); err != nil {
+			return err
+		}
+		if !strings.Contains(got, want) {
+			return fmt.Errorf("page has %q, want %q", got, want)
+		}
+		return nil
+	})
+}
+
+// shot saves a screenshot of the page under $KUBESIM_SCREENSHOTS (to be
+// looked at), or the test's temporary directory.
+func shot(t *testing.T, page context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(page, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := os.Getenv("KUBESIM_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
