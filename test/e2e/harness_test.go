@@ -48,14 +48,14 @@ func TestMain(m *testing.M) {
 
 // env is one isolated user: their own kubesim home and kubeconfig.
 type env struct {
-	t          *testing.T
+	t          testing.TB
 	home       string
 	kubeconfig string
 	// cluster is the one e.kubectl and e.apply talk to.
 	cluster string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	dir := t.TempDir()
 	e := &env{t: t, home: filepath.Join(dir, "kubesim"), kubeconfig: filepath.Join(dir, "kube", "config")}
@@ -165,7 +165,7 @@ func (e *env) client() *kubernetes.Clientset {
 	return clientsetFor(e.t, mustConfig(e.t, e.kubeconfig))
 }
 
-func mustConfig(t *testing.T, kubeconfig string) *rest.Config {
+func mustConfig(t testing.TB, kubeconfig string) *rest.Config {
 	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
@@ -174,7 +174,7 @@ func mustConfig(t *testing.T, kubeconfig string) *rest.Config {
 	return cfg
 }
 
-func clientsetFor(t *testing.T, cfg *rest.Config) *kubernetes.Clientset {
+func clientsetFor(t testing.TB, cfg *rest.Config) *kubernetes.Clientset {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -227,7 +227,7 @@ func isZombie(pid int) bool {
 }
 
 // eventually polls cond until it returns nil or the deadline passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
+func eventually(t testing.TB, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -439,7 +439,7 @@ func waitUntainted(t *testing.T, client kubernetes.Interface, name string) {
 	})
 }
 
-func writeFile(t *testing.T, path string, data []byte) {
+func writeFile(t testing.TB, path string, data []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)

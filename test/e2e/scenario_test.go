@@ -165,7 +165,7 @@ func renderReport(t *testing.T, report, window, name string) string {
 
 // ensureChromium finds Debian's chromium, installing it with apt (sudo
 // when not root) if it is missing.
-func ensureChromium(t *testing.T) string {
+func ensureChromium(t testing.TB) string {
 	t.Helper()
 	if path, err := exec.LookPath("chromium"); err == nil {
 		return path

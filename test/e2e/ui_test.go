@@ -224,7 +224,7 @@ func TestUI(t *testing.T) {
 
 // startUI runs kubesim ui for cluster and returns the URL it prints; the
 // server is stopped with the test.
-func startUI(t *testing.T, e *env, cluster string, flags ...string) string {
+func startUI(t testing.TB, e *env, cluster string, flags ...string) string {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"ui", "--name", cluster, "--no-open"}, flags...)...)
 	cmd.Env = append(os.Environ(), "KUBESIM_HOME="+e.home, "KUBECONFIG="+e.kubeconfig)
@@ -281,7 +281,7 @@ func waitPageWithin(t *testing.T, within time.Duration, page context.Context, wh
 
 // shot saves a screenshot of the page under $KUBESIM_SCREENSHOTS (to be
 // looked at), or the test's temporary directory.
-func shot(t *testing.T, page context.Context, name string) {
+func shot(t testing.TB, page context.Context, name string) {
 	t.Helper()
 	png, err := chromedp.Run(page, chromedp.CaptureScreenshot())
 	if err != nil {

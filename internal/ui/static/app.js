@@ -19,7 +19,16 @@ const S = {
   timelineDirty: true,
   off: new Set(),      // timeline categories filtered out
   info: { readOnly: true },
+  slowest: {},
+  lastRender: 0,
+  owners: new Map(),   // namespace/Kind/name → its pods, for the legend
+  lastTimeline: 0,
 };
+
+function countOwner(p, by) {
+  const key = p.namespace + "/" + p.owner, n = (S.owners.get(key) || 0) + by;
+  if (n > 0) S.owners.set(key, n); else S.owners.delete(key);
+}
 
 const $ = (id) => document.getElementById(id);
 function el(tag, cls, text) {
@@ -67,7 +76,7 @@ function unplace(key, node) {
 
 function apply(d) {
   if (d.snapshot) {
-    S.nodes.clear(); S.pods.clear(); S.byNode.clear();
+    S.nodes.clear(); S.pods.clear(); S.byNode.clear(); S.owners.clear();
     S.layoutDirty = true;
     if (!S.chosenGroup) S.groupBy = defaultGroup(d.nodes || []);
   }
@@ -83,11 +92,14 @@ function apply(d) {
     if (old && old.node !== p.node) unplace(key, old.node);
     if (old && !old.node !== !p.node) S.pendingDirty = true;
     if (!p.node || (old && !old.node)) S.pendingDirty = true;
+    if (old) countOwner(old, -1);
+    countOwner(p, 1);
     S.pods.set(key, p);
     place(key, p.node);
   }
   if (d.snapshot) S.events = [];
   if (d.events && d.events.length) {
+    for (const ev of d.events) ev.t = Date.parse(ev.time);
     S.events.push(...d.events);
     if (S.events.length > 2000) S.events.splice(0, S.events.length - 2000);
     S.timelineDirty = true;
@@ -95,20 +107,34 @@ function apply(d) {
   for (const key of d.podsGone || []) {
     const old = S.pods.get(key);
     if (!old) continue;
+    countOwner(old, -1);
     S.pods.delete(key);
     if (old.node) unplace(key, old.node); else S.pendingDirty = true;
   }
   schedule();
 }
 
+// schedule draws the page at the next frame, or, on a big cluster, no
+// sooner than half a second after the last drawing: a burst of changes is
+// drawn a few times, and the page stays free for the user in between.
 function schedule() {
   if (S.scheduled) return;
   S.scheduled = true;
-  requestAnimationFrame(render);
+  const wait = S.pods.size > 2000 ? Math.max(0, S.lastRender + 500 - performance.now()) : 0;
+  setTimeout(() => requestAnimationFrame(render), wait);
+}
+
+// timed runs f, keeping the longest it took under name (S.slowest: the
+// benchmark reads it).
+function timed(name, f) {
+  const t = performance.now();
+  f();
+  S.slowest[name] = Math.max(S.slowest[name] || 0, Math.round(performance.now() - t));
 }
 
 function render() {
   S.scheduled = false;
+  S.lastRender = performance.now();
   let pending = 0;
   for (const p of S.pods.values()) if (!p.node) pending++;
   $("count-nodes").textContent = S.nodes.size;
@@ -116,20 +142,30 @@ function render() {
   $("count-pending").textContent = pending;
   $("pending-count-side").textContent = "(" + pending + ")";
   if (S.layoutDirty) {
-    renderMap();
+    timed("map", renderMap);
+    // When the map was first drawn, since the page began to load.
+    if (S.nodes.size && !document.body.dataset.firstMapMs) document.body.dataset.firstMapMs = Math.round(performance.now());
     renderGroupChoices();
   } else {
-    for (const name of S.dirtyNodes) {
-      const card = S.cards.get(name), n = S.nodes.get(name);
-      if (card && n) fillCard(card, n);
-    }
+    timed("cards", () => {
+      for (const name of S.dirtyNodes) {
+        const card = S.cards.get(name), n = S.nodes.get(name);
+        if (card && n) fillCard(card, n);
+      }
+    });
   }
   S.dirtyNodes.clear();
-  if (S.pendingDirty) renderPending();
+  if (S.pendingDirty) timed("pending", renderPending);
   S.pendingDirty = false;
-  if (S.timelineDirty) renderTimeline();
-  S.timelineDirty = false;
-  renderLegend();
+  // On a big cluster the timeline is drawn every 2 seconds at most.
+  if (S.timelineDirty && (S.pods.size <= 2000 || performance.now() - S.lastTimeline > 2000)) {
+    timed("timeline", renderTimeline);
+    S.timelineDirty = false;
+    S.lastTimeline = performance.now();
+  } else if (S.timelineDirty) {
+    schedule();
+  }
+  timed("legend", renderLegend);
   document.body.dataset.rendered = "true";
 }
 
@@ -152,7 +188,6 @@ function renderMap() {
     for (const n of nodes) {
       const card = el("div", "node");
       card.dataset.node = n.name;
-      card.addEventListener("click", () => openNode(n.name));
       fillCard(card, n);
       S.cards.set(n.name, card);
       list.appendChild(card);
@@ -204,7 +239,6 @@ function chips(keys) {
     const c = el("span", "chip " + colour(p.owner) + (p.phase === "Pending" ? " pending" : ""));
     c.title = k + "\n" + p.owner + " · " + p.phase;
     c.dataset.pod = k;
-    c.addEventListener("click", (e) => { e.stopPropagation(); openPod(p.namespace, p.name); });
     box.appendChild(c);
     shown++;
   }
@@ -234,11 +268,7 @@ function renderPending() {
 }
 
 function renderLegend() {
-  const count = new Map();
-  for (const p of S.pods.values()) {
-    const key = p.namespace + "/" + p.owner;
-    count.set(key, (count.get(key) || 0) + 1);
-  }
+  const count = S.owners;
   const top = [...count.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 16);
   const frag = document.createDocumentFragment();
   for (const [key, n] of top) {
@@ -251,6 +281,9 @@ function renderLegend() {
     frag.appendChild(s);
   }
   if (count.size > top.length) frag.appendChild(el("span", "more", "+" + (count.size - top.length) + " more owners"));
+  const sig = JSON.stringify(top) + count.size;
+  if (sig === S.legendSig) return;
+  S.legendSig = sig;
   $("legend").replaceChildren(frag);
 }
 
@@ -484,7 +517,7 @@ function renderTimeline() {
     for (const c of CATEGORIES) {
       const l = el("label"), cb = el("input");
       cb.type = "checkbox"; cb.checked = true; cb.dataset.category = c;
-      cb.addEventListener("change", () => { if (cb.checked) S.off.delete(c); else S.off.add(c); S.timelineDirty = true; schedule(); });
+      cb.addEventListener("change", () => { if (cb.checked) S.off.delete(c); else S.off.add(c); S.timelineDirty = true; S.lastTimeline = 0; schedule(); });
       l.append(cb, el("span", "chip k-" + c), document.createTextNode(c));
       filters.appendChild(l);
     }
@@ -497,7 +530,7 @@ function renderTimeline() {
     $("timeline-span").textContent = "";
     return;
   }
-  const t0 = new Date(S.events[0].time).getTime(), t1 = Math.max(new Date(S.events[S.events.length - 1].time).getTime(), t0 + 1000);
+  const t0 = S.events[0].t, t1 = Math.max(S.events[S.events.length - 1].t, t0 + 1000);
   $("timeline-span").textContent = fmtTime(t0) + " – " + fmtTime(t1) + " (the cluster's clock) · " + shown.length + " of " + S.events.length + " events";
   const frag = document.createDocumentFragment();
   for (let i = 0; i <= 4; i++) {
@@ -506,24 +539,25 @@ function renderTimeline() {
     frag.appendChild(tick);
   }
   const rows = CATEGORIES.length;
-  for (const ev of shown) {
+  shown.forEach((ev, i) => {
     const c = category(ev), d = el("span", "dot k-" + c);
-    d.style.left = ((new Date(ev.time).getTime() - t0) / (t1 - t0) * 100) + "%";
+    d.style.left = ((ev.t - t0) / (t1 - t0) * 100) + "%";
     d.style.top = (4 + CATEGORIES.indexOf(c) * (36 / rows)) + "px";
-    d.title = fmtTime(new Date(ev.time).getTime()) + " " + ev.reason + " " + ev.kind + " " + ev.name + "\n" + ev.message;
-    d.addEventListener("click", () => openObject(ev));
+    d.title = fmtTime(ev.t) + " " + ev.reason + " " + ev.kind + " " + ev.name + "\n" + ev.message;
+    d.dataset.i = i;
     frag.appendChild(d);
-  }
+  });
+  S.shownEvents = shown;
   strip.replaceChildren(frag);
   const lf = document.createDocumentFragment();
-  for (const ev of shown.slice(-200).reverse()) {
-    const r = el("div", "ev " + ev.type);
+  for (let i = shown.length - 1; i >= Math.max(0, shown.length - 200); i--) {
+    const ev = shown[i], r = el("div", "ev " + ev.type);
+    r.dataset.i = i;
     r.dataset.reason = ev.reason;
     r.dataset.object = ev.kind + "/" + (ev.namespace ? ev.namespace + "/" : "") + ev.name;
-    r.append(el("span", "", fmtTime(new Date(ev.time).getTime())), el("span", "reason", ev.reason),
+    r.append(el("span", "", fmtTime(ev.t)), el("span", "reason", ev.reason),
       el("span", "", ev.kind + " " + (ev.namespace && ev.namespace !== "default" ? ev.namespace + "/" : "") + ev.name), el("span", "", ev.message));
     r.title = ev.message;
-    r.addEventListener("click", () => openObject(ev));
     lf.appendChild(r);
   }
   list.replaceChildren(lf);
@@ -567,10 +601,30 @@ function row(cell, values) {
 function connect() {
   const es = new EventSource("/api/watch");
   es.onopen = () => { $("conn").textContent = "live"; $("conn").className = "conn live"; };
-  es.onmessage = (e) => apply(JSON.parse(e.data));
+  es.onmessage = (e) => timed("apply", () => apply(JSON.parse(e.data)));
   es.onerror = () => { $("conn").textContent = "reconnecting…"; $("conn").className = "conn down"; };
 }
 
+// One listener for the timeline's dots and rows.
+for (const id of ["timeline-strip", "timeline-list"]) {
+  $(id).addEventListener("click", (e) => {
+    const hit = e.target.closest("[data-i]");
+    const ev = hit && S.shownEvents[Number(hit.dataset.i)];
+    if (ev) openObject(ev);
+  });
+}
+
+// One listener for the map's thousands of cards and chips.
+$("map").addEventListener("click", (e) => {
+  const chip = e.target.closest(".chip[data-pod]");
+  if (chip) {
+    const p = S.pods.get(chip.dataset.pod);
+    if (p) openPod(p.namespace, p.name);
+    return;
+  }
+  const card = e.target.closest(".node[data-node]");
+  if (card) openNode(card.dataset.node);
+});
 $("group-by").addEventListener("change", (e) => { S.groupBy = e.target.value; S.chosenGroup = true; S.layoutDirty = true; schedule(); });
 getJSON("/api/cluster").then((c) => {
   S.info = c;
