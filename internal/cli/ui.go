@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
 	"github.com/kubesim/kubesim/internal/cluster"
 	"github.com/kubesim/kubesim/internal/descheduler"
@@ -54,6 +55,33 @@ func newUICommand() *cobra.Command {
 					}
 					return e, k.AddTo(ctx, e)
 				}}
+			if o.Clock, err = p.Clock(f.name); err != nil {
+				return err
+			}
+			clusterNow := func() time.Time {
+				if o.Clock == nil {
+					return time.Now()
+				}
+				return o.Clock.Now(time.Now())
+			}
+			o.ExplainNode = func(ctx context.Context, name string) (any, string, error) {
+				x, err := k.Node(ctx, name, clusterNow())
+				if err != nil {
+					return nil, "", err
+				}
+				var text bytes.Buffer
+				err = explain.PrintNodeExplanation(&text, x)
+				return x, text.String(), err
+			}
+			if _, err := kube.Discovery().ServerResourcesForGroupVersion("metrics.k8s.io/v1beta1"); err == nil {
+				cfg, err := p.RESTConfig(f.name)
+				if err != nil {
+					return err
+				}
+				if o.Metrics, err = metricsclient.NewForConfig(cfg); err != nil {
+					return err
+				}
+			}
 			if !readOnly {
 				if o.Actions, err = uiActions(p, f.name, f.kubeconfig, drainTimeout); err != nil {
 					return err

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	resourcelisters "k8s.io/client-go/listers/resource/v1"
 	"k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
 )
@@ -26,6 +27,14 @@ type Node struct {
 	CPU           int64             `json:"cpu"`    // allocatable, millicores
 	Memory        int64             `json:"memory"` // allocatable, bytes
 	Pods          int64             `json:"pods"`   // allocatable
+	// Devices are those the node's ResourceSlices publish, DevicesUsed
+	// those allocated to claims (DRA).
+	Devices     int `json:"devices,omitempty"`
+	DevicesUsed int `json:"devicesUsed,omitempty"`
+	// UsageCPU (millicores) and UsageMemory (bytes) are from the metrics
+	// API, when it serves the node; -1 when it does not.
+	UsageCPU    int64 `json:"usageCPU"`
+	UsageMemory int64 `json:"usageMemory"`
 }
 
 // Pod is what the map shows of a pod.
@@ -80,6 +89,13 @@ type model struct {
 	subs       map[chan []byte]bool
 	events     []Event // the newest keptEvents, oldest first
 	newEvents  []Event // since the last batch
+
+	// DRA, when the cluster serves it (devices.go).
+	slices       resourcelisters.ResourceSliceLister
+	claims       resourcelisters.ResourceClaimLister
+	devices      map[string][2]int // node → published, allocated
+	devicesDirty bool
+	usage        map[string][2]int64 // node → CPU millicores, memory bytes
 }
 
 // batchInterval bounds how often the page is sent changes: a burst of
@@ -87,7 +103,7 @@ type model struct {
 const batchInterval = 250 * time.Millisecond
 
 func newModel(factory informers.SharedInformerFactory) *model {
-	m := &model{dirtyNodes: map[string]bool{}, dirtyPods: map[string]bool{}, subs: map[chan []byte]bool{}}
+	m := &model{dirtyNodes: map[string]bool{}, dirtyPods: map[string]bool{}, subs: map[chan []byte]bool{}, usage: map[string][2]int64{}}
 	nodes := factory.Core().V1().Nodes()
 	pods := factory.Core().V1().Pods()
 	m.nodes, m.pods = nodes.Lister(), pods.Lister()
@@ -151,6 +167,7 @@ func (m *model) run(stop <-chan struct{}) {
 
 func (m *model) flush() {
 	m.mu.Lock()
+	m.countDevices()
 	var d Delta
 	d.Events, m.newEvents = m.newEvents, nil
 	sort.SliceStable(d.Events, func(i, j int) bool { return d.Events[i].Time.Before(d.Events[j].Time) })
@@ -166,10 +183,13 @@ func (m *model) flush() {
 	}
 	nodeKeys, podKeys := m.dirtyNodes, m.dirtyPods
 	m.dirtyNodes, m.dirtyPods = map[string]bool{}, map[string]bool{}
-	m.mu.Unlock()
+	// Held while the batch is read: the handlers wait a moment, and a
+	// node's devices and usage are read as they are.
+	defer func() { m.broadcast(d) }()
+	defer m.mu.Unlock()
 	for key := range nodeKeys {
 		if n, err := m.nodes.Get(key); err == nil {
-			d.Nodes = append(d.Nodes, nodeOf(n))
+			d.Nodes = append(d.Nodes, m.nodeOf(n))
 		} else {
 			d.NodesGone = append(d.NodesGone, key)
 		}
@@ -182,7 +202,6 @@ func (m *model) flush() {
 			d.PodsGone = append(d.PodsGone, key)
 		}
 	}
-	m.broadcast(d)
 }
 
 func (m *model) broadcast(d Delta) {
@@ -210,13 +229,14 @@ func (m *model) broadcast(d Delta) {
 func (m *model) subscribe() ([]byte, chan []byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.countDevices()
 	d := Delta{Snapshot: true, Nodes: []Node{}, Pods: []Pod{}, Events: m.events}
 	nodes, err := m.nodes.List(labels.Everything())
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, n := range nodes {
-		d.Nodes = append(d.Nodes, nodeOf(n))
+		d.Nodes = append(d.Nodes, m.nodeOf(n))
 	}
 	sort.Slice(d.Nodes, func(i, j int) bool { return d.Nodes[i].Name < d.Nodes[j].Name })
 	pods, err := m.pods.List(labels.Everything())
@@ -244,8 +264,18 @@ func (m *model) unsubscribe(ch chan []byte) {
 	}
 }
 
+// nodeOf is the node with its devices and usage (m.mu held).
+func (m *model) nodeOf(n *corev1.Node) Node {
+	out := nodeOf(n)
+	out.Devices, out.DevicesUsed = m.devices[n.Name][0], m.devices[n.Name][1]
+	if u, ok := m.usage[n.Name]; ok {
+		out.UsageCPU, out.UsageMemory = u[0], u[1]
+	}
+	return out
+}
+
 func nodeOf(n *corev1.Node) Node {
-	out := Node{Name: n.Name, Labels: n.Labels, Ready: string(corev1.ConditionUnknown), Unschedulable: n.Spec.Unschedulable,
+	out := Node{UsageCPU: -1, UsageMemory: -1, Name: n.Name, Labels: n.Labels, Ready: string(corev1.ConditionUnknown), Unschedulable: n.Spec.Unschedulable,
 		CPU: n.Status.Allocatable.Cpu().MilliValue(), Memory: n.Status.Allocatable.Memory().Value(), Pods: n.Status.Allocatable.Pods().Value()}
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {

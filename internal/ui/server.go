@@ -29,6 +29,9 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
+
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/explain"
 )
 
@@ -45,6 +48,14 @@ type Options struct {
 	// ExplainPod is `kubesim explain pod`'s explanation (with Karpenter's
 	// view of a Pending pod), as -o json prints it.
 	ExplainPod func(ctx context.Context, namespace, name string) (*explain.Explanation, error)
+	// ExplainNode is `kubesim explain node`: JSON, and its text as the
+	// CLI prints it.
+	ExplainNode func(ctx context.Context, name string) (any, string, error)
+	// Clock is the cluster's, nil for real time.
+	Clock *v1alpha1.Clock
+	// Metrics, when the cluster serves metrics.k8s.io, gives the nodes'
+	// usage; polled, as the metrics API has no watch.
+	Metrics metricsclient.Interface
 	// Actions, nil for a read-only page.
 	Actions *Actions
 }
@@ -86,7 +97,11 @@ func Listen(ctx context.Context, o Options) (*Server, error) {
 		return nil, err
 	}
 	factory := informers.NewSharedInformerFactory(o.Kube, 0)
-	s := &Server{token: hex.EncodeToString(secret), o: o, model: newModel(factory), ln: ln}
+	m := newModel(factory)
+	if servesDevices(o.Kube) {
+		m.followDevices(factory)
+	}
+	s := &Server{token: hex.EncodeToString(secret), o: o, model: m, ln: ln}
 	s.URL = "http://" + ln.Addr().String() + "/?token=" + s.token
 	factory.Start(ctx.Done())
 	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
@@ -96,6 +111,9 @@ func Listen(ctx context.Context, o Options) (*Server, error) {
 		}
 	}
 	go s.model.run(ctx.Done())
+	if o.Metrics != nil {
+		go s.model.pollUsage(ctx, o.Metrics)
+	}
 	s.srv = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
 	return s, nil
 }
@@ -122,6 +140,7 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("GET /api/watch", s.watch)
 	mux.HandleFunc("GET /api/explain/{namespace}/{name}", s.explainPod)
 	mux.HandleFunc("GET /api/node/{name}", s.node)
+	mux.HandleFunc("GET /api/explain-node/{name}", s.explainNode)
 	mux.HandleFunc("GET /api/workload/{kind}/{namespace}/{name}", s.workload)
 	mux.HandleFunc("POST /api/action", s.act)
 	return s.guard(mux)
@@ -170,6 +189,10 @@ func (s *Server) guard(next http.Handler) http.Handler {
 
 func (s *Server) cluster(w http.ResponseWriter, r *http.Request) {
 	info := map[string]any{"name": s.o.Cluster, "readOnly": s.o.Actions == nil}
+	if c := s.o.Clock; c != nil {
+		// The page keeps the cluster's time from these, as Clock.Now does.
+		info["clock"] = map[string]any{"scale": c.Scale, "epochMs": c.Epoch / 1e6, "anchorMs": c.Anchor / 1e6}
+	}
 	if s.o.Actions != nil {
 		info["deschedulerProfiles"] = s.o.Actions.Profiles
 	}
@@ -227,6 +250,15 @@ func (s *Server) explainPod(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, e)
+}
+
+func (s *Server) explainNode(w http.ResponseWriter, r *http.Request) {
+	x, text, err := s.o.ExplainNode(r.Context(), r.PathValue("name"))
+	if err != nil {
+		writeProblem(w, err)
+		return
+	}
+	writeJSON(w, map[string]any{"explanation": x, "text": text})
 }
 
 func (s *Server) node(w http.ResponseWriter, r *http.Request) {

@@ -95,6 +95,11 @@ func TestKarpenterExplain(t *testing.T) {
 		}
 		text := e.in(t).must("explain", "node", held, "--name", "why-nodes").stdout
 		t.Logf("explain node %s:\n%s", held, text)
+		// kubesim ui's node drawer shows the same.
+		var fromUI struct{ Text string }
+		if err := json.Unmarshal(uiGet(t, startUI(t, e, "why-nodes", "--read-only"), "/api/explain-node/"+held), &fromUI); err != nil || !strings.Contains(fromUI.Text, "managed by Karpenter") {
+			t.Errorf("kubesim ui's explain of node %s: %v\n%s", held, err, fromUI.Text)
+		}
 		for _, want := range []string{"managed by Karpenter, NodeClaim " + x.NodeClaim.Name + " of NodePool default", "Consolidatable: True", "DisruptionBlocked", "PodDisruptionBudget=[default/hold]"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("explain node lacks %q:\n%s", want, text)
@@ -114,20 +119,21 @@ func TestKarpenterExplain(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			pending := 0
+			pending, last := 0, ""
 			for _, p := range pods.Items {
 				if p.Spec.NodeName != "" {
 					continue
 				}
 				pending++
 				r := e.in(t).run("explain", "pod", p.Name, "--name", "why-nodes")
+				last = r.stdout + r.stderr
 				if r.code == 0 && strings.Contains(r.stdout, "Karpenter's newest event on the pod:") &&
 					strings.Contains(r.stdout, "all available instance types exceed limits for nodepool (NodePool=default)") {
 					t.Logf("explain pod %s:\n%s", p.Name, r.stdout)
 					return nil
 				}
 			}
-			return fmt.Errorf("%d pending, none explained with Karpenter's limit reason yet", pending)
+			return fmt.Errorf("%d pending, none explained with Karpenter's limit reason yet; the last:\n%s", pending, last)
 		})
 	})
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -294,4 +295,85 @@ func shot(t testing.TB, page context.Context, name string) {
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// The map shows DRA devices in use on each node and, from the metrics
+// API, each node's usage.
+func TestUIDevicesAndUsage(t *testing.T) {
+	e := newEnv(t)
+	config := filepath.Join(t.TempDir(), "cluster.yaml")
+	writeFile(t, config, []byte(`apiVersion: kubesim.io/v1alpha1
+kind: Cluster
+nodeGroups:
+- name: gpu
+  count: 2
+  devices: [{driver: gpu.kubesim.io, count: 4, attributes: {model: H100}}]
+`))
+	e.createCluster("dev", "--config", config)
+	e.apply(`apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: two-gpus}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpus
+        exactly: {deviceClassName: gpu.kubesim.io, count: 2}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer}
+spec:
+  resourceClaims: [{name: gpus, resourceClaimTemplateName: two-gpus}]
+  containers:
+  - name: train
+    image: trainer
+    resources: {claims: [{name: gpus}]}
+`)
+	client := e.client()
+	var node string
+	eventually(t, time.Minute, "trainer Running", func() error {
+		p := getPod(t, client, "trainer")
+		if p.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("phase %s", p.Status.Phase)
+		}
+		node = p.Spec.NodeName
+		return nil
+	})
+	base := startUI(t, e, "dev", "--read-only")
+	chromium := ensureChromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.WindowSize(1400, 900))...)
+	defer cancelAlloc()
+	page, cancelPage := chromedp.NewContext(alloc)
+	defer cancelPage()
+	if err := chromedp.Do(page, chromedp.Navigate(base), chromedp.WaitVisible(chromedp.CSS(`body[data-rendered="true"]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, page, "the trainer's node with 2 of its 4 devices in use",
+		`[...document.querySelectorAll(".node")].map(n => n.dataset.node + " " + ((n.querySelector(".badge.dev")||{}).textContent||"")).join("\n")`, node+" devices 2/4")
+	waitPageWithin(t, time.Minute, page, "usage marked on the trainer's node's bars",
+		`document.querySelectorAll('.node[data-node="`+node+`"] .bar b.use').length`, "2")
+	shot(t, page, "ui-devices")
+}
+
+// uiGet is GET path of the UI whose URL is base, with its token.
+func uiGet(t testing.TB, base, path string) []byte {
+	t.Helper()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + u.Host + path + "?" + u.RawQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %v\n%s", path, resp.StatusCode, err, body)
+	}
+	return body
 }

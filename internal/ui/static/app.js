@@ -212,11 +212,16 @@ function fillCard(card, n) {
   const badges = el("div", "badges");
   if (notReady) badges.appendChild(el("span", "badge bad", n.ready === "False" ? "NotReady" : "Unknown"));
   if (n.unschedulable) badges.appendChild(el("span", "badge warn", "cordoned"));
+  if (n.devices) badges.appendChild(el("span", "badge dev", "devices " + n.devicesUsed + "/" + n.devices)).title = "DRA devices allocated to claims / published by the node's ResourceSlices";
   if (n.taints && n.taints.length) badges.appendChild(el("span", "badge", n.taints.length + " taint" + (n.taints.length > 1 ? "s" : ""))).title = n.taints.join("\n");
   const usage = el("div", "nh");
   usage.appendChild(el("span", "", keys.size + "/" + n.pods + " pods"));
   usage.appendChild(el("span", "", fmtCPU(cpu) + "/" + fmtCPU(n.cpu) + " CPU"));
-  card.replaceChildren(head, ...(badges.childElementCount ? [badges] : []), usage, bar("cpu", cpu, n.cpu, "CPU requested"), bar("mem", mem, n.memory, "memory requested " + fmtBytes(mem) + " of " + fmtBytes(n.memory)), chips(keys));
+  const cpuBar = bar("cpu", cpu, n.cpu, "CPU requested " + fmtCPU(cpu) + " of " + fmtCPU(n.cpu)), memBar = bar("mem", mem, n.memory, "memory requested " + fmtBytes(mem) + " of " + fmtBytes(n.memory));
+  // Usage, when the metrics API has it: a mark on each bar.
+  if (n.usageCPU >= 0) useMark(cpuBar, n.usageCPU / n.cpu, "CPU used " + fmtCPU(n.usageCPU));
+  if (n.usageMemory >= 0) useMark(memBar, n.usageMemory / n.memory, "memory used " + fmtBytes(n.usageMemory));
+  card.replaceChildren(head, ...(badges.childElementCount ? [badges] : []), usage, cpuBar, memBar, chips(keys));
 }
 
 function bar(kind, used, total, title) {
@@ -227,6 +232,13 @@ function bar(kind, used, total, title) {
   b.title = title;
   b.appendChild(i);
   return b;
+}
+
+function useMark(b, f, title) {
+  const m = el("b", "use");
+  m.style.left = (Math.min(1, f) * 100).toFixed(1) + "%";
+  b.title += " · " + title;
+  b.appendChild(m);
 }
 
 function chips(keys) {
@@ -376,8 +388,10 @@ async function openPod(ns, name) {
 async function openNode(name, result) {
   drawer(el("h2", "", name), ...(result ? [result] : []));
   $("drawer").dataset.node = name;
-  let n;
+  let n, x;
+  const why = getJSON("/api/explain-node/" + encodeURIComponent(name)).catch(() => null);
   try { n = await getJSON("/api/node/" + encodeURIComponent(name)); } catch (e) { drawer(el("h2", "", name), el("p", "error", e.message)); return; }
+  x = await why;
   const parts = [el("h2", "", name)];
   parts.push(el("p", "sub", [n.spec.unschedulable ? "cordoned" : "", n.spec.providerID || ""].filter(Boolean).join(" · ")));
   if (!S.info.readOnly) {
@@ -399,6 +413,10 @@ async function openNode(name, result) {
   parts.push(el("h3", "", "Taints"));
   const taints = (n.spec.taints || []).map((t) => t.key + (t.value ? "=" + t.value : "") + ":" + t.effect);
   parts.push(el("p", taints.length ? "" : "empty", taints.join(", ") || "none"));
+  if (x && x.explanation && x.explanation.managedBy) {
+    parts.push(el("h3", "", "Karpenter (kubesim explain node)"));
+    parts.push(el("pre", "karpenter", x.text));
+  }
   const keys = [...(S.byNode.get(name) || [])].sort();
   parts.push(el("h3", "", "Pods (" + keys.length + ")"));
   const pt = el("table");
@@ -629,6 +647,12 @@ $("group-by").addEventListener("change", (e) => { S.groupBy = e.target.value; S.
 getJSON("/api/cluster").then((c) => {
   S.info = c;
   $("cluster").textContent = c.name + (c.readOnly ? " (read-only)" : "");
+  if (c.clock && c.clock.scale > 1) {
+    // The cluster's time, as its clock (Clock.Now) makes it from ours.
+    const tick = () => { $("clock").textContent = "cluster time " + new Date(c.clock.epochMs + (Date.now() - c.clock.anchorMs) * c.clock.scale).toLocaleTimeString() + " · " + c.clock.scale + "×"; };
+    tick();
+    setInterval(tick, 1000);
+  }
   document.title = "kubesim · " + c.name;
   renderTools();
 });
