@@ -36,6 +36,7 @@ type createClusterFlags struct {
 	wait      time.Duration
 	retain    bool
 	ownerPID  int
+	ui        bool
 }
 
 func newCreateClusterCommand() *cobra.Command {
@@ -69,7 +70,10 @@ func newCreateClusterCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return p.Create(cmd.Context(), c, cluster.CreateOptions{Wait: f.wait, Retain: f.retain, Nodes: nodes, OwnerPID: f.ownerPID})
+			if err := p.Create(cmd.Context(), c, cluster.CreateOptions{Wait: f.wait, Retain: f.retain, Nodes: nodes, OwnerPID: f.ownerPID}); err != nil || !f.ui {
+				return err
+			}
+			return (&uiFlags{address: "127.0.0.1", drainTimeout: 30 * time.Second}).serve(cmd, p, c.Name, f.kubeconfig)
 		},
 	}
 	fl := cmd.Flags()
@@ -80,6 +84,7 @@ func newCreateClusterCommand() *cobra.Command {
 	f.nodeFlags.addLabels(cmd)
 	fl.DurationVar(&f.wait, "wait", defaultWait, "how long to wait for the cluster (and its nodes) to be ready")
 	fl.BoolVar(&f.retain, "retain", false, "keep a cluster that failed to start, for its logs")
+	fl.BoolVar(&f.ui, "ui", false, "once the cluster is ready, serve its web page as kubesim ui does, until Ctrl-C (the cluster stays)")
 	fl.IntVar(&f.ownerPID, "owner-pid", 0, "stop the cluster when this process exits, e.g. $$ in a CI job (a later start clears it)")
 	return cmd
 }

@@ -21,90 +21,106 @@ import (
 	"github.com/kubesim/kubesim/internal/ui"
 )
 
+// uiFlags are how `kubesim ui` (and create's --ui) serves the page.
+type uiFlags struct {
+	address          string
+	port             int
+	noOpen, readOnly bool
+	drainTimeout     time.Duration
+}
+
+func (u *uiFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&u.address, "address", "127.0.0.1", "loopback address to listen on (127.0.0.1 or ::1)")
+	cmd.Flags().IntVar(&u.port, "port", 0, "port to listen on (default: a free one)")
+	cmd.Flags().BoolVar(&u.noOpen, "no-open", false, "print the URL only; do not open a browser")
+	cmd.Flags().BoolVar(&u.readOnly, "read-only", false, "a page that changes nothing: no cordon, drain, node stop/start, scale or descheduler")
+	cmd.Flags().DurationVar(&u.drainTimeout, "drain-timeout", 30*time.Second, "how long a drain from the page keeps trying evictions a PodDisruptionBudget refuses")
+}
+
 func newUICommand() *cobra.Command {
 	f := &clusterFlags{}
-	var address string
-	var port int
-	var noOpen, readOnly bool
-	var drainTimeout time.Duration
+	u := &uiFlags{}
 	cmd := &cobra.Command{
 		Use:   "ui",
 		Short: "Serve a live web page of a cluster: its nodes and pods, the Pending ones and why",
 		Long: "Starts a web server on 127.0.0.1 and prints its URL, which carries a random token: the page is\n" +
 			"the cluster's, for whoever has the URL. The page shows the nodes grouped by zone (or any label)\n" +
-			"with their pods, coloured by owner, the Pending pods with the scheduler's reason, and for a pod\n" +
-			"what `kubesim explain pod` shows. It follows the cluster live until Ctrl-C.",
-		Example: "  kubesim ui\n  kubesim ui --name prod-clone --no-open --port 8080",
+			"with their pods, coloured by owner, the Pending pods with the scheduler's reason, for a pod what\n" +
+			"`kubesim explain pod` shows, and the cluster's events over time; from it you can cordon, drain,\n" +
+			"stop and start nodes, scale workloads and run the descheduler once. It follows the cluster live\n" +
+			"until Ctrl-C.",
+		Example: "  kubesim ui\n  kubesim ui --name prod-clone --no-open --port 8080 --read-only",
 		Args:    cobra.NoArgs,
 		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, _ []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			client, kube, err := p.Explainer(f.name)
-			if err != nil {
-				return err
-			}
-			k, err := karpenter(p, f.name)
-			if err != nil {
-				return err
-			}
-			o := ui.Options{Cluster: f.name, Address: address, Port: port, Kube: kube,
-				ExplainPod: func(ctx context.Context, namespace, name string) (*explain.Explanation, error) {
-					e, err := explain.Pod(ctx, client, kube, f.name, namespace, name)
-					if err != nil {
-						return nil, err
-					}
-					return e, k.AddTo(ctx, e)
-				}}
-			if o.Clock, err = p.Clock(f.name); err != nil {
-				return err
-			}
-			clusterNow := func() time.Time {
-				if o.Clock == nil {
-					return time.Now()
-				}
-				return o.Clock.Now(time.Now())
-			}
-			o.ExplainNode = func(ctx context.Context, name string) (any, string, error) {
-				x, err := k.Node(ctx, name, clusterNow())
-				if err != nil {
-					return nil, "", err
-				}
-				var text bytes.Buffer
-				err = explain.PrintNodeExplanation(&text, x)
-				return x, text.String(), err
-			}
-			if _, err := kube.Discovery().ServerResourcesForGroupVersion("metrics.k8s.io/v1beta1"); err == nil {
-				cfg, err := p.RESTConfig(f.name)
-				if err != nil {
-					return err
-				}
-				if o.Metrics, err = metricsclient.NewForConfig(cfg); err != nil {
-					return err
-				}
-			}
-			if !readOnly {
-				if o.Actions, err = uiActions(p, f.name, f.kubeconfig, drainTimeout); err != nil {
-					return err
-				}
-			}
-			s, err := ui.Listen(ctx, o)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "kubesim UI of cluster %q: %s\n(Ctrl-C stops it)\n", f.name, s.URL)
-			if !noOpen {
-				openBrowser(s.URL)
-			}
-			return s.Serve(ctx)
+			return u.serve(cmd, p, f.name, f.kubeconfig)
 		}),
 	}
 	f.add(cmd)
-	cmd.Flags().StringVar(&address, "address", "127.0.0.1", "loopback address to listen on (127.0.0.1 or ::1)")
-	cmd.Flags().IntVar(&port, "port", 0, "port to listen on (default: a free one)")
-	cmd.Flags().BoolVar(&noOpen, "no-open", false, "print the URL only; do not open a browser")
-	cmd.Flags().BoolVar(&readOnly, "read-only", false, "a page that changes nothing: no cordon, drain, node stop/start, scale or descheduler")
-	cmd.Flags().DurationVar(&drainTimeout, "drain-timeout", 30*time.Second, "how long a drain from the page keeps trying evictions a PodDisruptionBudget refuses")
+	u.add(cmd)
 	return cmd
+}
+
+// serve serves the page of the cluster name until Ctrl-C.
+func (u *uiFlags) serve(cmd *cobra.Command, p *cluster.Provider, name, kubeconfig string) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	client, kube, err := p.Explainer(name)
+	if err != nil {
+		return err
+	}
+	k, err := karpenter(p, name)
+	if err != nil {
+		return err
+	}
+	o := ui.Options{Cluster: name, Address: u.address, Port: u.port, Kube: kube,
+		ExplainPod: func(ctx context.Context, namespace, pod string) (*explain.Explanation, error) {
+			e, err := explain.Pod(ctx, client, kube, name, namespace, pod)
+			if err != nil {
+				return nil, err
+			}
+			return e, k.AddTo(ctx, e)
+		}}
+	if o.Clock, err = p.Clock(name); err != nil {
+		return err
+	}
+	clusterNow := func() time.Time {
+		if o.Clock == nil {
+			return time.Now()
+		}
+		return o.Clock.Now(time.Now())
+	}
+	o.ExplainNode = func(ctx context.Context, node string) (any, string, error) {
+		x, err := k.Node(ctx, node, clusterNow())
+		if err != nil {
+			return nil, "", err
+		}
+		var text bytes.Buffer
+		err = explain.PrintNodeExplanation(&text, x)
+		return x, text.String(), err
+	}
+	if _, err := kube.Discovery().ServerResourcesForGroupVersion("metrics.k8s.io/v1beta1"); err == nil {
+		cfg, err := p.RESTConfig(name)
+		if err != nil {
+			return err
+		}
+		if o.Metrics, err = metricsclient.NewForConfig(cfg); err != nil {
+			return err
+		}
+	}
+	if !u.readOnly {
+		if o.Actions, err = uiActions(p, name, kubeconfig, u.drainTimeout); err != nil {
+			return err
+		}
+	}
+	s, err := ui.Listen(ctx, o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "kubesim UI of cluster %q: %s\n(Ctrl-C stops it)\n", name, s.URL)
+	if !u.noOpen {
+		openBrowser(s.URL)
+	}
+	return s.Serve(ctx)
 }
 
 // uiActions are the page's actions, as the CLI does them, through the

@@ -227,7 +227,14 @@ func TestUI(t *testing.T) {
 // server is stopped with the test.
 func startUI(t testing.TB, e *env, cluster string, flags ...string) string {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"ui", "--name", cluster, "--no-open"}, flags...)...)
+	return serveURL(t, e, append([]string{"ui", "--name", cluster, "--no-open"}, flags...)...)
+}
+
+// serveURL runs kubesim with args and returns the UI's URL it prints; it
+// is stopped (Ctrl-C) with the test.
+func serveURL(t testing.TB, e *env, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "KUBESIM_HOME="+e.home, "KUBECONFIG="+e.kubeconfig)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -253,8 +260,8 @@ func startUI(t testing.TB, e *env, cluster string, flags ...string) string {
 	select {
 	case u := <-found:
 		return u
-	case <-time.After(time.Minute):
-		t.Fatal("kubesim ui printed no URL in a minute")
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("kubesim %s printed no URL in 2 minutes", strings.Join(args, " "))
 	}
 	return ""
 }
@@ -297,8 +304,9 @@ func shot(t testing.TB, page context.Context, name string) {
 	}
 }
 
-// The map shows DRA devices in use on each node and, from the metrics
-// API, each node's usage.
+// create --ui serves the page of the cluster it made; the map shows DRA
+// devices in use on each node and, from the metrics API, each node's
+// usage.
 func TestUIDevicesAndUsage(t *testing.T) {
 	e := newEnv(t)
 	config := filepath.Join(t.TempDir(), "cluster.yaml")
@@ -309,7 +317,9 @@ nodeGroups:
   count: 2
   devices: [{driver: gpu.kubesim.io, count: 4, attributes: {model: H100}}]
 `))
-	e.createCluster("dev", "--config", config)
+	// create --ui serves the page once the cluster is ready.
+	e.cluster = "dev"
+	base := serveURL(t, e, "create", "cluster", "--name", "dev", "--config", config, "--ui")
 	e.apply(`apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
 metadata: {name: two-gpus}
@@ -340,7 +350,6 @@ spec:
 		node = p.Spec.NodeName
 		return nil
 	})
-	base := startUI(t, e, "dev", "--read-only")
 	chromium := ensureChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -212,7 +212,7 @@ function fillCard(card, n) {
   const badges = el("div", "badges");
   if (notReady) badges.appendChild(el("span", "badge bad", n.ready === "False" ? "NotReady" : "Unknown"));
   if (n.unschedulable) badges.appendChild(el("span", "badge warn", "cordoned"));
-  if (n.devices) badges.appendChild(el("span", "badge dev", "devices " + n.devicesUsed + "/" + n.devices)).title = "DRA devices allocated to claims / published by the node's ResourceSlices";
+  if (n.devices) badges.appendChild(el("span", "badge dev", "devices " + (n.devicesUsed || 0) + "/" + n.devices)).title = "DRA devices allocated to claims / published by the node's ResourceSlices";
   if (n.taints && n.taints.length) badges.appendChild(el("span", "badge", n.taints.length + " taint" + (n.taints.length > 1 ? "s" : ""))).title = n.taints.join("\n");
   const usage = el("div", "nh");
   usage.appendChild(el("span", "", keys.size + "/" + n.pods + " pods"));
@@ -552,7 +552,7 @@ function renderTimeline() {
   $("timeline-span").textContent = fmtTime(t0) + " – " + fmtTime(t1) + " (the cluster's clock) · " + shown.length + " of " + S.events.length + " events";
   const frag = document.createDocumentFragment();
   for (let i = 0; i <= 4; i++) {
-    const tick = el("span", "tick", fmtTime(t0 + (t1 - t0) * i / 4));
+    const tick = el("span", "tick" + (i === 0 ? " first" : i === 4 ? " last" : ""), fmtTime(t0 + (t1 - t0) * i / 4));
     tick.style.left = (i * 25) + "%";
     frag.appendChild(tick);
   }
