@@ -43,14 +43,7 @@ func BenchmarkUIAtScale(b *testing.B) {
 		return nil
 	})
 	base := startUI(b, e, "big", "--read-only")
-	chromium := ensureChromium(b)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.WindowSize(1600, 1000))...)
-	defer cancelAlloc()
-	page, cancelPage := chromedp.NewContext(alloc)
-	defer cancelPage()
+	page := browser(b, 1600, 1000)
 	b.ResetTimer()
 	start := time.Now()
 	if err := chromedp.Do(page, chromedp.Navigate(base), chromedp.WaitVisible(chromedp.CSS(`body[data-first-map-ms]`))); err != nil {

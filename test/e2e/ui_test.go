@@ -73,14 +73,7 @@ func TestUI(t *testing.T) {
 		}
 	}
 
-	chromium := ensureChromium(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.WindowSize(1400, 900))...)
-	defer cancelAlloc()
-	page, cancelPage := chromedp.NewContext(alloc)
-	defer cancelPage()
+	page := browser(t, 1400, 900)
 	var mu sync.Mutex
 	var requested []string
 	if err := chromedp.Listen(page, func(ev any) {
@@ -223,6 +216,23 @@ func TestUI(t *testing.T) {
 	}
 }
 
+// browser is a tab of headless Chromium (installed when missing) of the
+// window's size, closed with the test; 5 minutes at most.
+func browser(t testing.TB, width, height int) context.Context {
+	t.Helper()
+	chromium := ensureChromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.WindowSize(width, height))...)
+	page, cancelPage := chromedp.NewContext(alloc)
+	t.Cleanup(func() {
+		cancelPage()
+		cancelAlloc()
+		cancel()
+	})
+	return page
+}
+
 // startUI runs kubesim ui for cluster and returns the URL it prints; the
 // server is stopped with the test.
 func startUI(t testing.TB, e *env, cluster string, flags ...string) string {
@@ -350,14 +360,7 @@ spec:
 		node = p.Spec.NodeName
 		return nil
 	})
-	chromium := ensureChromium(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.WindowSize(1400, 900))...)
-	defer cancelAlloc()
-	page, cancelPage := chromedp.NewContext(alloc)
-	defer cancelPage()
+	page := browser(t, 1400, 900)
 	if err := chromedp.Do(page, chromedp.Navigate(base), chromedp.WaitVisible(chromedp.CSS(`body[data-rendered="true"]`))); err != nil {
 		t.Fatal(err)
 	}
