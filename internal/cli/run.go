@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,7 @@ func newRunCommand() *cobra.Command {
 	var o scenario.Options
 	var set []string
 	var kubeconfig string
+	var withUI bool
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO...",
 		Short: "Run scenario files: make a cluster, run the steps, check the assertions, report",
@@ -46,7 +48,27 @@ func newRunCommand() *cobra.Command {
 			klog.SetOutput(io.Discard)
 			klog.LogToStderr(false)
 			quietErrors()
+			var page *runUI
+			if withUI {
+				page = &runUI{ctx: cmd.Context(), p: p, out: cmd.OutOrStdout()}
+				o.Live = page.live
+				if o.Report == "" {
+					// The page links the report: written where only this
+					// user reads it.
+					f, err := os.CreateTemp("", "kubesim-report-*.html")
+					if err != nil {
+						return err
+					}
+					f.Close()
+					o.Report = f.Name()
+				}
+			}
 			_, err = scenario.Run(cmd.Context(), files, o)
+			if page != nil && page.view != nil {
+				page.view.Finished(err, o.Report)
+				fmt.Fprintf(cmd.OutOrStdout(), "The run is over; its page, and its report (%s), stay at %s until Ctrl-C\n", o.Report, page.view.URL)
+				<-cmd.Context().Done()
+			}
 			return err
 		},
 	}
@@ -56,6 +78,7 @@ func newRunCommand() *cobra.Command {
 	fl.StringArrayVar(&set, "set", nil, "override a parameter: name=value (repeatable)")
 	fl.StringVar(&o.JUnit, "junit", "", "write JUnit XML here (a test case per assertion)")
 	fl.StringVar(&o.Report, "report", "", "write a self-contained HTML report here")
+	fl.BoolVar(&withUI, "ui", false, "serve a live page of the run (steps, assertions, each cluster's own page) and, once it is over, its HTML report, until Ctrl-C")
 	fl.DurationVar(&o.Timeout, "timeout", 0, "bound the whole run, e.g. 30m: the step then running fails, the rest are not run, clusters are deleted (default: no bound; each step has its own timeout)")
 	fl.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig the clusters' contexts are written to (default $KUBECONFIG or ~/.kube/config)")
 	// A run of scenarios on several clocks runs each clock's in a `kubesim

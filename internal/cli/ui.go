@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -18,6 +19,7 @@ import (
 	"github.com/kubesim/kubesim/internal/cluster"
 	"github.com/kubesim/kubesim/internal/descheduler"
 	"github.com/kubesim/kubesim/internal/explain"
+	"github.com/kubesim/kubesim/internal/scenario"
 	"github.com/kubesim/kubesim/internal/ui"
 )
 
@@ -64,13 +66,30 @@ func newUICommand() *cobra.Command {
 func (u *uiFlags) serve(cmd *cobra.Command, p *cluster.Provider, name, kubeconfig string) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	client, kube, err := p.Explainer(name)
+	o, err := u.options(p, name, kubeconfig)
 	if err != nil {
 		return err
 	}
-	k, err := karpenter(p, name)
+	s, err := ui.Listen(ctx, o)
 	if err != nil {
 		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "kubesim UI of cluster %q: %s\n(Ctrl-C stops it)\n", name, s.URL)
+	if !u.noOpen {
+		openBrowser(s.URL)
+	}
+	return s.Serve(ctx)
+}
+
+// options are the page's of the cluster name.
+func (u *uiFlags) options(p *cluster.Provider, name, kubeconfig string) (ui.Options, error) {
+	client, kube, err := p.Explainer(name)
+	if err != nil {
+		return ui.Options{}, err
+	}
+	k, err := karpenter(p, name)
+	if err != nil {
+		return ui.Options{}, err
 	}
 	o := ui.Options{Cluster: name, Address: u.address, Port: u.port, Kube: kube,
 		ExplainPod: func(ctx context.Context, namespace, pod string) (*explain.Explanation, error) {
@@ -81,7 +100,7 @@ func (u *uiFlags) serve(cmd *cobra.Command, p *cluster.Provider, name, kubeconfi
 			return e, k.AddTo(ctx, e)
 		}}
 	if o.Clock, err = p.Clock(name); err != nil {
-		return err
+		return ui.Options{}, err
 	}
 	clusterNow := func() time.Time {
 		if o.Clock == nil {
@@ -101,26 +120,54 @@ func (u *uiFlags) serve(cmd *cobra.Command, p *cluster.Provider, name, kubeconfi
 	if _, err := kube.Discovery().ServerResourcesForGroupVersion("metrics.k8s.io/v1beta1"); err == nil {
 		cfg, err := p.RESTConfig(name)
 		if err != nil {
-			return err
+			return ui.Options{}, err
 		}
 		if o.Metrics, err = metricsclient.NewForConfig(cfg); err != nil {
-			return err
+			return ui.Options{}, err
 		}
 	}
 	if !u.readOnly {
 		if o.Actions, err = uiActions(p, name, kubeconfig, u.drainTimeout); err != nil {
-			return err
+			return ui.Options{}, err
 		}
 	}
-	s, err := ui.Listen(ctx, o)
+	return o, nil
+}
+
+// runUI is `kubesim run --ui`: the run's page, and a read-only page of
+// each cluster it makes, as long as the cluster is there.
+type runUI struct {
+	ctx  context.Context
+	p    *cluster.Provider
+	out  io.Writer
+	view *ui.RunView
+}
+
+// live starts the run's page (scenario.Options.Live).
+func (r *runUI) live() (scenario.Live, error) {
+	pages := &uiFlags{address: "127.0.0.1", readOnly: true}
+	v, err := ui.ListenRun("127.0.0.1", 0, func(name string) (string, func(), error) {
+		o, err := pages.options(r.p, name, "")
+		if err != nil {
+			return "", nil, err
+		}
+		ctx, cancel := context.WithCancel(r.ctx)
+		s, err := ui.Listen(ctx, o)
+		if err != nil {
+			cancel()
+			return "", nil, err
+		}
+		go func() { _ = s.Serve(ctx) }()
+		return s.URL, cancel, nil
+	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "kubesim UI of cluster %q: %s\n(Ctrl-C stops it)\n", name, s.URL)
-	if !u.noOpen {
-		openBrowser(s.URL)
-	}
-	return s.Serve(ctx)
+	r.view = v
+	go func() { _ = v.Serve(r.ctx) }()
+	fmt.Fprintf(r.out, "kubesim run's page: %s\n", v.URL)
+	openBrowser(v.URL)
+	return v, nil
 }
 
 // uiActions are the page's actions, as the CLI does them, through the

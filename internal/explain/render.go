@@ -83,6 +83,20 @@ func (e *Explanation) Decided() (Decision, bool) {
 	return d, true
 }
 
+// DecidedText says why the chosen node won, as explain pod prints it
+// (a tie as the scheduler broke it); "" if it was not scored against
+// another.
+func (e *Explanation) DecidedText() string {
+	d, ok := e.Decided()
+	switch {
+	case !ok:
+		return ""
+	case d.Margin == 0:
+		return fmt.Sprintf("Decided: a tie at %d points with %s (in the order scored); %s", *e.Nodes[0].Total, strings.Join(d.Tied, ", "), TieBreak)
+	}
+	return fmt.Sprintf("Decided: %d points ahead of %s, most from %s (+%d)", d.Margin, d.RunnerUp, d.Plugin, d.Lead)
+}
+
 // PrintPod writes an explanation for a person: a summary, then a table of
 // nodes (the chosen node and runners-up first, at most rows unless
 // rows < 0), with a column for each score plugin whose scores differ.
@@ -134,12 +148,8 @@ func printSummary(w io.Writer, e *Explanation) {
 		fmt.Fprint(w, " (enough feasible nodes were found first: percentageOfNodesToScore)")
 	}
 	fmt.Fprintln(w)
-	if d, ok := e.Decided(); ok {
-		if d.Margin == 0 {
-			fmt.Fprintf(w, "Decided: a tie at %d points with %s (in the order scored); %s\n", *e.Nodes[0].Total, strings.Join(d.Tied, ", "), TieBreak)
-		} else {
-			fmt.Fprintf(w, "Decided: %d points ahead of %s, most from %s (+%d)\n", d.Margin, d.RunnerUp, d.Plugin, d.Lead)
-		}
+	if decided := e.DecidedText(); decided != "" {
+		fmt.Fprintln(w, decided)
 	}
 	if e.NominatedNode != "" {
 		fmt.Fprintf(w, "Preemption nominated %s\n", e.NominatedNode)

@@ -44,6 +44,11 @@ type Options struct {
 	ResultsTo string
 	// Kubeconfig is the run's --kubeconfig, passed on to such runs.
 	Kubeconfig string
+	// Live, if set, is called once the run is in the process that runs
+	// its scenarios (after it moved onto their clock), and what it
+	// returns hears of the run as it goes. A run of scenarios on several
+	// clocks, each in a process of its own, has none.
+	Live func() (Live, error)
 }
 
 // Run loads every file first (so a bad one stops everything before a
@@ -89,8 +94,17 @@ func Run(ctx context.Context, files []string, o Options) ([]*result.Scenario, er
 		}
 		return results, finish(ctx, results, o)
 	}
+	if len(groups) > 1 && o.Live != nil {
+		return nil, fmt.Errorf("--ui: these scenarios run on %d clocks, each in a process of its own; run those of one clock at a time with --ui", len(groups))
+	}
 	if err := clusterclock.Reexec(groups[0].clock); err != nil {
 		return nil, err
+	}
+	var live Live
+	if o.Live != nil {
+		if live, err = o.Live(); err != nil {
+			return nil, err
+		}
 	}
 	if !o.Keep {
 		// Fresh clusters' contexts go to a kubeconfig of the run's own, so
@@ -106,7 +120,7 @@ func Run(ctx context.Context, files []string, o Options) ([]*result.Scenario, er
 	}
 	var results []*result.Scenario
 	for _, f := range loaded {
-		results = append(results, runOne(ctx, f, o))
+		results = append(results, runOne(ctx, f, o, live))
 		if ctx.Err() != nil {
 			break
 		}
@@ -163,16 +177,18 @@ func writeFile(path string, write func(io.Writer) error) error {
 type runner struct {
 	o       Options
 	term    *report.Terminal
+	live    Live // nil: none
 	targets map[string]*target
 	result  *result.Scenario
 	began   time.Time
 }
 
-func runOne(ctx context.Context, f *File, o Options) *result.Scenario {
+func runOne(ctx context.Context, f *File, o Options, live Live) *result.Scenario {
 	s := f.Scenario
-	r := &runner{o: o, term: &report.Terminal{Out: o.Out, Live: o.Terminal}, targets: map[string]*target{}, began: time.Now(),
+	r := &runner{o: o, term: &report.Terminal{Out: o.Out, Live: o.Terminal}, live: live, targets: map[string]*target{}, began: time.Now(),
 		result: &result.Scenario{Name: s.Name, File: f.Path}}
 	r.term.ScenarioStarted(r.result)
+	r.hear().ScenarioStarted(r.result)
 	specs := s.Clusters
 	if s.Cluster != nil {
 		specs = []v1alpha1.ScenarioCluster{*s.Cluster}
@@ -224,6 +240,7 @@ func runOne(ctx context.Context, f *File, o Options) *result.Scenario {
 			r.result.TimeScale = c.Scale
 		}
 		r.term.ScenarioDone(r.result)
+		r.hear().ScenarioDone(r.result)
 	}()
 	if err := errors.Join(setupErrs...); err != nil {
 		r.result.Setup = err.Error()
@@ -242,6 +259,7 @@ func runOne(ctx context.Context, f *File, o Options) *result.Scenario {
 	}
 	sort.Strings(names)
 	r.term.ClustersReady(names, time.Since(r.began))
+	r.hear().ClustersReady(r.result, names)
 	r.result.Passed = r.steps(ctx, s.Steps, "")
 	return r.result
 }
@@ -301,6 +319,7 @@ func (r *runner) step(ctx context.Context, s *v1alpha1.Step, k *stepKind, suffix
 	}
 	r.result.Steps = append(r.result.Steps, sr)
 	r.term.StepStarted(sr)
+	r.hear().StepStarted(r.result, sr)
 	t := r.targets[s.Cluster]
 	label := fmt.Sprintf("step %d %q (%s)", len(r.result.Steps), name, k.name)
 	started := time.Now()
@@ -330,6 +349,7 @@ func (r *runner) step(ctx context.Context, s *v1alpha1.Step, k *stepKind, suffix
 		sr.Explanations = v.explainPending(maxExplained)
 	}
 	r.term.StepDone(r.result, sr)
+	r.hear().StepDone(r.result, sr)
 	return !sr.Failed()
 }
 

@@ -11,6 +11,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
+
+	"github.com/kubesim/kubesim/internal/clusterclock"
 )
 
 // servesDevices says whether the cluster serves DRA's resource.k8s.io/v1.
@@ -105,7 +107,7 @@ func (m *model) pollUsage(ctx context.Context, metrics metricsclient.Interface) 
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(usageInterval):
+		case <-time.After(clusterclock.Stretch(usageInterval)):
 		}
 	}
 }

@@ -15,6 +15,8 @@ import (
 	resourcelisters "k8s.io/client-go/listers/resource/v1"
 	"k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/kubesim/kubesim/internal/clusterclock"
 )
 
 // Node is what the map shows of a node.
@@ -153,7 +155,7 @@ func eventOf(ev *corev1.Event) Event {
 
 // run sends the batches until stop is closed.
 func (m *model) run(stop <-chan struct{}) {
-	tick := time.NewTicker(batchInterval)
+	tick := time.NewTicker(clusterclock.Stretch(batchInterval))
 	defer tick.Stop()
 	for {
 		select {

@@ -21,17 +21,22 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/clusterclock"
 	"github.com/kubesim/kubesim/internal/explain"
 )
 
@@ -80,20 +85,8 @@ const actionHeader = "X-Kubesim-UI"
 // Listen checks the options, starts following the cluster and listens.
 // Serve then answers until its context ends.
 func Listen(ctx context.Context, o Options) (*Server, error) {
-	ip := net.ParseIP(o.Address)
-	if ip == nil || !ip.IsLoopback() {
-		return nil, fmt.Errorf("--address %s: the UI listens on a loopback address only (127.0.0.1 or ::1): it serves the cluster's admin to whoever loads it", o.Address)
-	}
-	if o.Port < 0 || o.Port > 65535 {
-		return nil, fmt.Errorf("--port %d: not a port; give 1–65535, or 0 for a free one", o.Port)
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip.String(), strconv.Itoa(o.Port)))
+	ln, token, err := listen(o.Address, o.Port)
 	if err != nil {
-		return nil, fmt.Errorf("--port %d: %v", o.Port, err)
-	}
-	secret := make([]byte, 24)
-	if _, err := rand.Read(secret); err != nil {
-		ln.Close()
 		return nil, err
 	}
 	factory := informers.NewSharedInformerFactory(o.Kube, 0)
@@ -101,7 +94,7 @@ func Listen(ctx context.Context, o Options) (*Server, error) {
 	if servesDevices(o.Kube) {
 		m.followDevices(factory)
 	}
-	s := &Server{token: hex.EncodeToString(secret), o: o, model: m, ln: ln}
+	s := &Server{token: token, o: o, model: m, ln: ln}
 	s.URL = "http://" + ln.Addr().String() + "/?token=" + s.token
 	factory.Start(ctx.Done())
 	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
@@ -114,15 +107,36 @@ func Listen(ctx context.Context, o Options) (*Server, error) {
 	if o.Metrics != nil {
 		go s.model.pollUsage(ctx, o.Metrics)
 	}
-	s.srv = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
+	s.srv = &http.Server{Handler: s.handler(), ReadHeaderTimeout: clusterclock.Stretch(10 * time.Second)}
 	return s, nil
+}
+
+// listen listens on a loopback address and draws the token.
+func listen(address string, port int) (net.Listener, string, error) {
+	ip := net.ParseIP(address)
+	if ip == nil || !ip.IsLoopback() {
+		return nil, "", fmt.Errorf("--address %s: the UI listens on a loopback address only (127.0.0.1 or ::1): it serves the cluster's admin to whoever loads it", address)
+	}
+	if port < 0 || port > 65535 {
+		return nil, "", fmt.Errorf("--port %d: not a port; give 1–65535, or 0 for a free one", port)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip.String(), strconv.Itoa(port)))
+	if err != nil {
+		return nil, "", fmt.Errorf("--port %d: %v", port, err)
+	}
+	secret := make([]byte, 24)
+	if _, err := rand.Read(secret); err != nil {
+		ln.Close()
+		return nil, "", err
+	}
+	return ln, hex.EncodeToString(secret), nil
 }
 
 // Serve answers until ctx ends.
 func (s *Server) Serve(ctx context.Context) error {
 	go func() {
 		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		shutdown, cancel := context.WithTimeout(context.Background(), clusterclock.Stretch(2*time.Second))
 		defer cancel()
 		_ = s.srv.Shutdown(shutdown)
 	}()
@@ -139,33 +153,34 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("GET /api/cluster", s.cluster)
 	mux.HandleFunc("GET /api/watch", s.watch)
 	mux.HandleFunc("GET /api/explain/{namespace}/{name}", s.explainPod)
+	mux.HandleFunc("GET /api/pod/{namespace}/{name}", s.pod)
 	mux.HandleFunc("GET /api/node/{name}", s.node)
 	mux.HandleFunc("GET /api/explain-node/{name}", s.explainNode)
 	mux.HandleFunc("GET /api/workload/{kind}/{namespace}/{name}", s.workload)
 	mux.HandleFunc("POST /api/action", s.act)
-	return s.guard(mux)
+	return guard(s.ln.Addr().String(), s.token, mux)
 }
 
 // guard lets through only requests for this server by name (no DNS
 // rebinding) carrying the token, and gives every answer a policy that
 // loads nothing from anywhere else.
-func (s *Server) guard(next http.Handler) http.Handler {
+func guard(addr, token string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-store")
-		if r.Host != s.ln.Addr().String() {
-			http.Error(w, "this server answers to "+s.ln.Addr().String()+" only", http.StatusMisdirectedRequest)
+		if r.Host != addr {
+			http.Error(w, "this server answers to "+addr+" only", http.StatusMisdirectedRequest)
 			return
 		}
 		given := r.URL.Query().Get("token")
 		if c, err := r.Cookie(tokenCookie); given == "" && err == nil {
 			given = c.Value
 		}
-		if subtle.ConstantTimeCompare([]byte(given), []byte(s.token)) != 1 {
-			http.Error(w, "401: this page needs the token of the URL `kubesim ui` printed", http.StatusUnauthorized)
+		if subtle.ConstantTimeCompare([]byte(given), []byte(token)) != 1 {
+			http.Error(w, "401: this page needs the token of the URL kubesim printed", http.StatusUnauthorized)
 			return
 		}
 		// A write must carry a header no other site's page can set
@@ -176,10 +191,10 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		if r.URL.Query().Has("token") {
 			// Kept in a cookie the page's script cannot read, and the
-			// URL cleaned of it: it leaves no trace in the history.
-			http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-			if r.URL.Path == "/" {
-				http.Redirect(w, r, "/", http.StatusSeeOther)
+			// page's URL cleaned of it: it leaves no trace in the history.
+			http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			if r.URL.Path == "/" || strings.HasSuffix(r.URL.Path, ".html") {
+				http.Redirect(w, r, r.URL.Path, http.StatusSeeOther)
 				return
 			}
 		}
@@ -224,7 +239,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	if !send(first) {
 		return
 	}
-	keepAlive := time.NewTicker(15 * time.Second)
+	keepAlive := time.NewTicker(clusterclock.Stretch(15 * time.Second))
 	defer keepAlive.Stop()
 	for {
 		select {
@@ -249,7 +264,12 @@ func (s *Server) explainPod(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, err)
 		return
 	}
-	writeJSON(w, e)
+	// explain -o json's, with the line explain pod prints on why the
+	// chosen node won.
+	writeJSON(w, struct {
+		*explain.Explanation
+		Decided string `json:"decided,omitempty"`
+	}{e, e.DecidedText()})
 }
 
 func (s *Server) explainNode(w http.ResponseWriter, r *http.Request) {
@@ -259,6 +279,38 @@ func (s *Server) explainNode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, map[string]any{"explanation": x, "text": text})
+}
+
+// pod is a pod's conditions, its events (oldest first) and its YAML, as
+// kubectl get -o yaml prints it.
+func (s *Server) pod(w http.ResponseWriter, r *http.Request) {
+	ns, name := r.PathValue("namespace"), r.PathValue("name")
+	p, err := s.o.Kube.CoreV1().Pods(ns).Get(r.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		writeProblem(w, err)
+		return
+	}
+	p.ManagedFields = nil
+	p.APIVersion, p.Kind = "v1", "Pod"
+	text, err := yaml.Marshal(p)
+	if err != nil {
+		writeProblem(w, err)
+		return
+	}
+	events, err := s.o.Kube.CoreV1().Events(ns).List(r.Context(), metav1.ListOptions{
+		FieldSelector: fields.AndSelectors(fields.OneTermEqualSelector("involvedObject.kind", "Pod"), fields.OneTermEqualSelector("involvedObject.name", name)).String()})
+	if err != nil {
+		writeProblem(w, err)
+		return
+	}
+	var evs []Event
+	for i := range events.Items {
+		if events.Items[i].InvolvedObject.UID == p.UID {
+			evs = append(evs, eventOf(&events.Items[i]))
+		}
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Time.Before(evs[j].Time) })
+	writeJSON(w, map[string]any{"conditions": p.Status.Conditions, "events": evs, "yaml": string(text)})
 }
 
 func (s *Server) node(w http.ResponseWriter, r *http.Request) {

@@ -341,19 +341,29 @@ spec:
 			return got
 		}
 		waitReplicas(4, 60*time.Second)
+		// The apply is a process of its own: its start and end are
+		// seconds of cluster time apart on a busy machine, so both are
+		// taken.
+		before := clock.Now(time.Now())
 		setUsage("10m")
-		lowered := clock.Now(time.Now()) // applied: a process start is seconds of cluster time
+		after := clock.Now(time.Now())
 
 		// 300 s of cluster time is 5 s of real time.
 		h := waitReplicas(2, 60*time.Second)
 		if h.Status.LastScaleTime == nil {
 			t.Fatal("the HPA has no lastScaleTime")
 		}
-		// The window counts from the last recommendation of 4, which comes
-		// at the first sync (every 15 s) that reads the lowered usage; the
-		// scale-in comes at the first sync after the window closes: 300 s
-		// and up to two sync periods.
-		within(t, "load lowered → scale-in", h.Status.LastScaleTime.Sub(lowered), 315*time.Second, 0.1)
+		// The window counts from the last recommendation of 4: at the
+		// earliest the sync (every 15 s) just before the usage fell, at
+		// the latest the first that reads the lowered usage. The scale-in
+		// comes at the first sync after the window closes: from 285 s
+		// after the apply began to 300 s and two sync periods after it
+		// ended, with 10 % for the clock.
+		scaleIn := h.Status.LastScaleTime.Time
+		t.Logf("load lowered → scale-in: %s to %s of cluster time (the apply took %s)", scaleIn.Sub(after).Round(time.Second), scaleIn.Sub(before).Round(time.Second), after.Sub(before).Round(time.Second))
+		if early, late := scaleIn.Sub(before), scaleIn.Sub(after); early < 285*time.Second*9/10 || late > 330*time.Second*11/10 {
+			t.Errorf("load lowered → scale-in: %s (from the apply's start) to %s (from its end) of cluster time, want from 285 s to 330 s ± 10%%", early.Round(time.Second), late.Round(time.Second))
+		}
 	})
 }
 

@@ -119,7 +119,27 @@ func TestUI(t *testing.T) {
 	waitPage(t, page, "the drawer's verdicts equal explain's",
 		`[...document.querySelectorAll("#drawer tr[data-node]")].map(r => r.dataset.node+" "+r.dataset.filter+" "+r.dataset.reason).sort().join("\n")`,
 		strings.Join(want, "\n"))
+	waitPage(t, page, "the drawer's events and YAML of the pod",
+		`[...document.querySelectorAll("#drawer table.events td")].map(td => td.textContent).join(" ") + " | " + ((document.querySelector("#drawer pre.yaml")||{}).textContent||"")`,
+		"FailedScheduling")
+	waitPage(t, page, "the drawer's YAML of the pod", `(document.querySelector("#drawer pre.yaml")||{}).textContent||""`, "disktype: ssd")
 	shot(t, page, "ui-explain")
+
+	// A scheduled pod's drawer says why its node won, as explain pod does.
+	web := runningPods(t, client, "app=web")[0]
+	var decided string
+	for _, line := range strings.Split(e.must("explain", "pod", web.Name, "--name", "ui").stdout, "\n") {
+		if strings.HasPrefix(line, "Decided: ") {
+			decided = line
+		}
+	}
+	if decided == "" {
+		t.Fatalf("explain pod %s has no Decided line", web.Name)
+	}
+	if err := chromedp.Do(page, chromedp.Click(chromedp.CSS(`#drawer-close`)), chromedp.Click(chromedp.CSS(`.chip[data-pod="default/`+web.Name+`"]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, page, "the drawer's Decided line", `(document.querySelector("#drawer .decided")||{}).textContent||""`, decided)
 	if err := chromedp.Do(page, chromedp.Click(chromedp.CSS(`#drawer-close`))); err != nil {
 		t.Fatal(err)
 	}
@@ -167,6 +187,8 @@ func TestUI(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#drawer button[data-action="scale"]`)), chromedp.Click(chromedp.CSS(`#confirm-yes`))); err != nil {
 		t.Fatal(err)
 	}
+	waitPage(t, page, "the scale's output", `(document.querySelector("#action-result")||{}).textContent||""`, "deployment.apps/web scaled")
+	shot(t, page, "ui-scale")
 	eventually(t, 20*time.Second, "web scaled to 6 from the page", func() error {
 		d, err := client.AppsV1().Deployments("default").Get(context.Background(), "web", metav1.GetOptions{})
 		if err != nil {
@@ -258,18 +280,22 @@ func serveURL(t testing.TB, e *env, args ...string) string {
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
 	})
-	found := make(chan string, 1)
+	found, ended := make(chan string, 1), make(chan struct{})
 	go func() {
+		defer close(ended)
 		s := bufio.NewScanner(out)
-		for s.Scan() {
-			if m := regexp.MustCompile(`http://127\.0\.0\.1:\d+/\?token=[0-9a-f]+`).FindString(s.Text()); m != "" {
+		for sent := false; s.Scan(); { // read to the end: the process never blocks on its output
+			if m := regexp.MustCompile(`http://127\.0\.0\.1:\d+/(run\.html)?\?token=[0-9a-f]+`).FindString(s.Text()); m != "" && !sent {
 				found <- m
+				sent = true
 			}
 		}
 	}()
 	select {
 	case u := <-found:
 		return u
+	case <-ended:
+		t.Fatalf("kubesim %s ended before it printed a URL (its stderr is above)", strings.Join(args, " "))
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("kubesim %s printed no URL in 2 minutes", strings.Join(args, " "))
 	}
@@ -388,4 +414,66 @@ func uiGet(t testing.TB, base, path string) []byte {
 		t.Fatalf("GET %s: %d %v\n%s", path, resp.StatusCode, err, body)
 	}
 	return body
+}
+
+// kubesim run --ui shows the run live: its steps and assertions as they
+// pass, a page of its cluster while the cluster is there, and at the end
+// the outcome and the HTML report, served until Ctrl-C.
+func TestRunUI(t *testing.T) {
+	e := newEnv(t)
+	file := filepath.Join(t.TempDir(), "live.yaml")
+	writeFile(t, file, []byte(`apiVersion: kubesim.io/v1alpha1
+kind: Scenario
+name: live
+cluster:
+  nodeGroups: [{count: 2}]
+steps:
+- apply:
+    resources:
+    - apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: web}
+      spec:
+        replicas: 3
+        selector: {matchLabels: {app: web}}
+        template:
+          metadata: {labels: {app: web}}
+          spec: {containers: [{name: web, image: nginx}]}
+- wait: {pods: {selector: app=web, phase: Running, count: 3}}
+- name: a while, to look
+  sleep: 20s
+- assert:
+  - pods: {selector: app=web, count: 3}
+`))
+	base := serveURL(t, e, "run", file, "--ui")
+	page := browser(t, 1400, 900)
+	if err := chromedp.Do(page, chromedp.Navigate(base), chromedp.WaitVisible(chromedp.CSS(`body[data-rendered="true"]`))); err != nil {
+		t.Fatal(err)
+	}
+	// While the sleep runs: the steps before it passed, and the cluster's
+	// own page shows its 2 nodes and 3 pods.
+	waitPage(t, page, "the sleep running after two steps passed",
+		`[...document.querySelectorAll("tr.step")].map(r => r.dataset.status).join(",")`, "passed,passed,running")
+	cluster, err := chromedp.Run(page, chromedp.Evaluate[string](`document.querySelector("a.cluster-link").href`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot(t, page, "ui-run-live")
+	clusterPage := browser(t, 1400, 900)
+	if err := chromedp.Do(clusterPage, chromedp.Navigate(cluster), chromedp.WaitVisible(chromedp.CSS(`body[data-rendered="true"]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, clusterPage, "the run's cluster on its page", `document.getElementById("count-nodes").textContent + " " + document.getElementById("count-pods").textContent + " " + document.getElementById("cluster").textContent`, "2 3 ")
+	waitPage(t, clusterPage, "its page read-only", `document.getElementById("cluster").textContent`, "(read-only)")
+
+	waitPageWithin(t, 2*time.Minute, page, "the run over, every step and assertion passed",
+		`document.getElementById("outcome").textContent + " | " + [...document.querySelectorAll("tr.step, tr.assertion")].map(r => r.dataset.status).join(",")`,
+		"run over: every scenario passed | passed,passed,passed,passed,passed")
+	shot(t, page, "ui-run-done")
+	if hidden, err := chromedp.Run(page, chromedp.Evaluate[bool](`document.getElementById("report").hidden`)); err != nil || hidden {
+		t.Errorf("the report link is hidden (%v)", err)
+	}
+	if report := string(uiGet(t, base, "/report")); !strings.Contains(report, "live") || !strings.Contains(report, "<html") {
+		t.Errorf("the report served: %.300s", report)
+	}
 }

@@ -335,17 +335,25 @@ async function getJSON(url) {
 async function openPod(ns, name) {
   drawer(el("h2", "", ns + "/" + name), el("p", "sub", "asking the scheduler…"));
   $("drawer").dataset.pod = ns + "/" + name;
-  let x;
+  let x, pod;
+  const more = getJSON("/api/pod/" + encodeURIComponent(ns) + "/" + encodeURIComponent(name)).catch((e) => ({ error: e.message }));
   try {
     x = await getJSON("/api/explain/" + encodeURIComponent(ns) + "/" + encodeURIComponent(name));
   } catch (e) {
-    drawer(el("h2", "", ns + "/" + name), el("p", "error", e.message));
+    x = { error: e.message };
+  }
+  pod = await more;
+  const parts = [el("h2", "", ns + "/" + name)];
+  if (x.error) {
+    parts.push(el("p", "error", x.error));
+    drawer(...parts, ...podDetails(pod));
     return;
   }
-  const parts = [el("h2", "", ns + "/" + name)];
   const when = x.attempted ? " · attempted " + new Date(x.attempted).toLocaleString() : "";
   parts.push(el("p", "sub", x.result + (x.node ? " on " + x.node : "") + (x.profile ? " · profile " + x.profile : "") + when));
   if (x.message) parts.push(el("p", "", x.message));
+  if (x.decided) parts.push(el("p", "decided", x.decided));
+  if (x.nodeHint) parts.push(el("p", "sub", x.nodeHint + " was tried first, as a nominated or batch-hinted node"));
   if (x.preFilter) parts.push(el("p", "", "PreFilter: " + (x.preFilter.plugins || []).join(", ") + " — " + (x.preFilter.reasons || []).join("; ")));
   if (x.karpenter) {
     parts.push(el("h3", "", "Karpenter"));
@@ -382,7 +390,22 @@ async function openPod(ns, name) {
     parts.push(t);
     if (nodes.length > 500) parts.push(el("p", "empty", "first 500 of " + nodes.length + " nodes: kubesim explain pod " + name + " --all lists them all"));
   }
-  drawer(...parts);
+  drawer(...parts, ...podDetails(pod));
+}
+
+// podDetails are a pod's conditions, events and YAML.
+function podDetails(pod) {
+  if (!pod || pod.error) return [el("p", "error", (pod && pod.error) || "")];
+  const parts = [el("h3", "", "Conditions")];
+  const ct = el("table", "conditions");
+  ct.appendChild(row("th", ["type", "status", "reason", "message"]));
+  for (const c of pod.conditions || []) ct.appendChild(row("td", [c.type, c.status, c.reason || "", c.message || ""]));
+  parts.push(ct, el("h3", "", "Events (" + (pod.events || []).length + ")"));
+  const et = el("table", "events");
+  et.appendChild(row("th", ["time", "type", "reason", "from", "message"]));
+  for (const ev of pod.events || []) et.appendChild(row("td", [fmtTime(Date.parse(ev.time)), ev.type, ev.reason, ev.source || "", ev.message]));
+  parts.push(et, el("h3", "", "YAML"), el("pre", "yaml", pod.yaml));
+  return parts;
 }
 
 async function openNode(name, result) {
@@ -410,6 +433,8 @@ async function openNode(name, result) {
   ct.appendChild(row("th", ["type", "status", "reason", "message"]));
   for (const c of n.status.conditions || []) ct.appendChild(row("td", [c.type, c.status, c.reason || "", c.message || ""]));
   parts.push(ct);
+  const m = S.nodes.get(name);
+  if (m && m.devices) parts.push(el("p", "", "DRA devices: " + (m.devicesUsed || 0) + " of " + m.devices + " allocated to claims"));
   parts.push(el("h3", "", "Taints"));
   const taints = (n.spec.taints || []).map((t) => t.key + (t.value ? "=" + t.value : "") + ":" + t.effect);
   parts.push(el("p", taints.length ? "" : "empty", taints.join(", ") || "none"));
@@ -484,9 +509,9 @@ async function act(req) {
 }
 
 // A workload's drawer: its pods, and scale for a Deployment or StatefulSet.
-async function openOwner(ns, kind, name) {
+async function openOwner(ns, kind, name, result) {
   const title = kind + " " + ns + "/" + name;
-  drawer(el("h2", "", title));
+  drawer(el("h2", "", title), ...(result ? [result] : []));
   const parts = [el("h2", "", title)];
   let w = { scalable: false };
   try { w = await getJSON("/api/workload/" + encodeURIComponent(kind) + "/" + encodeURIComponent(ns) + "/" + encodeURIComponent(name)); }
@@ -499,11 +524,12 @@ async function openOwner(ns, kind, name) {
       const b = el("button", "act", "Scale");
       b.dataset.action = "scale";
       b.addEventListener("click", () => confirmThen(slot, "Scale " + title + " to " + input.value + " replicas?",
-        { action: "scale", kind, namespace: ns, name, replicas: Number(input.value) }));
+        { action: "scale", kind, namespace: ns, name, replicas: Number(input.value) }, (res) => openOwner(ns, kind, name, res)));
       box.append(el("span", "", "replicas "), input, b, slot);
       parts.push(box);
     }
   }
+  if (result) parts.push(result);
   const pt = el("table");
   pt.appendChild(row("th", ["pod", "node", "phase"]));
   const pods = [...S.pods.values()].filter((p) => p.namespace === ns && p.owner === kind + "/" + name).sort((a, b) => a.name.localeCompare(b.name));
