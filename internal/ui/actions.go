@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -140,39 +141,32 @@ func (a *Actions) drain(ctx context.Context, node string) (string, error) {
 	return out.String(), nil
 }
 
+// scaler is the scale subresource of Deployments and of StatefulSets.
+type scaler interface {
+	GetScale(ctx context.Context, name string, opts metav1.GetOptions) (*autoscalingv1.Scale, error)
+	UpdateScale(ctx context.Context, name string, scale *autoscalingv1.Scale, opts metav1.UpdateOptions) (*autoscalingv1.Scale, error)
+}
+
 func (a *Actions) scale(ctx context.Context, req Action) (string, error) {
 	if req.Replicas == nil || *req.Replicas < 0 {
 		return "", fmt.Errorf("scale: replicas: give 0 or more")
 	}
-	var get func() (*autoscalingv1.Scale, error)
-	var update func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error)
+	var c scaler
 	switch req.Kind {
 	case "Deployment":
-		c := a.Client.AppsV1().Deployments(req.Namespace)
-		get = func() (*autoscalingv1.Scale, error) { return c.GetScale(ctx, req.Name, metav1.GetOptions{}) }
-		update = func(s *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
-			return c.UpdateScale(ctx, req.Name, s, metav1.UpdateOptions{})
-		}
+		c = a.Client.AppsV1().Deployments(req.Namespace)
 	case "StatefulSet":
-		c := a.Client.AppsV1().StatefulSets(req.Namespace)
-		get = func() (*autoscalingv1.Scale, error) { return c.GetScale(ctx, req.Name, metav1.GetOptions{}) }
-		update = func(s *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
-			return c.UpdateScale(ctx, req.Name, s, metav1.UpdateOptions{})
-		}
+		c = a.Client.AppsV1().StatefulSets(req.Namespace)
 	default:
 		return "", fmt.Errorf("scale: kind %q: give Deployment or StatefulSet", req.Kind)
 	}
-	scale, err := get()
+	scale, err := c.GetScale(ctx, req.Name, metav1.GetOptions{})
 	if err != nil {
 		return "", err
 	}
 	scale.Spec.Replicas = *req.Replicas
-	if _, err := update(scale); err != nil {
+	if _, err := c.UpdateScale(ctx, req.Name, scale, metav1.UpdateOptions{}); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s.apps/%s scaled\n", lower(req.Kind), req.Name), nil
-}
-
-func lower(kind string) string {
-	return map[string]string{"Deployment": "deployment", "StatefulSet": "statefulset"}[kind]
+	return fmt.Sprintf("%s.apps/%s scaled\n", strings.ToLower(req.Kind), req.Name), nil
 }
