@@ -78,14 +78,7 @@ func hpaChart(r *result.Scenario, a *result.Autoscaler) template.HTML {
 	// --time-scale, hours of cluster time), then the run's end at the
 	// plot's right edge (the last sample holds until then), the round
 	// ones that would run into its label left out.
-	unit, suffix := timeAxis(to - from)
-	end := fmt.Sprintf("%g%s end", math.Round(to/unit*10)/10, suffix)
-	endAt := x(to) - 6*float64(len(end))
-	secStep := niceCeil((to - from) / unit / 8)
-	for s := math.Ceil(from/unit/secStep) * secStep; s*unit <= to && x(s*unit)+18 < endAt; s += secStep {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="tick c">%g%s</text>`, x(s*unit), marginTop+plotH+16, s, suffix)
-	}
-	fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="tick end">%s</text>`, x(to), marginTop+plotH+16, end)
+	writeTimeTicks(&b, from, to, x, marginTop+plotH+16)
 	fmt.Fprintf(&b, `<text x="%d" y="%d" class="axis">replicas</text>`, marginL-40, marginTop-10)
 	fmt.Fprintf(&b, `<text x="%d" y="%d" class="axis r">%s</text>`, marginL+plotW+56, marginTop-10, html.EscapeString(a.Metric))
 
@@ -208,4 +201,20 @@ func niceCeil(v float64) float64 {
 		}
 	}
 	return 10 * p
+}
+
+// writeTimeTicks labels a chart's time axis at baseline y: round seconds
+// (minutes or hours for a long run: at --time-scale, hours of cluster
+// time), then the run's end at the plot's right edge (the last sample
+// holds until then), the round ones that would run into its label left
+// out.
+func writeTimeTicks(b *strings.Builder, from, to float64, x func(float64) float64, y int) {
+	unit, suffix := timeAxis(to - from)
+	end := fmt.Sprintf("%g%s end", math.Round(to/unit*10)/10, suffix)
+	endAt := x(to) - 6*float64(len(end))
+	step := niceCeil((to - from) / unit / 8)
+	for s := math.Ceil(from/unit/step) * step; s*unit <= to && x(s*unit)+18 < endAt; s += step {
+		fmt.Fprintf(b, `<text x="%.1f" y="%d" class="tick c">%g%s</text>`, x(s*unit), y, s, suffix)
+	}
+	fmt.Fprintf(b, `<text x="%.1f" y="%d" class="tick end">%s</text>`, x(to), y, end)
 }

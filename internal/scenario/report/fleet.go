@@ -317,15 +317,7 @@ func timeChart(class, caption, unit string, from, to float64, ss []series, marks
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" class="axis">%s</text>`, marginL-40, fleetTop-10, html.EscapeString(unit))
 
-	// The time axis, its end labelled at the right edge.
-	unitSec, suffix := timeAxis(to - from)
-	end := fmt.Sprintf("%g%s end", math.Round(to/unitSec*10)/10, suffix)
-	endAt := x(to) - 6*float64(len(end))
-	step := niceCeil((to - from) / unitSec / 8)
-	for s := math.Ceil(from/unitSec/step) * step; s*unitSec <= to && x(s*unitSec)+18 < endAt; s += step {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="tick c">%g%s</text>`, x(s*unitSec), fleetTop+fleetPlotH+16, s, suffix)
-	}
-	fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="tick end">%s</text>`, x(to), fleetTop+fleetPlotH+16, end)
+	writeTimeTicks(&b, from, to, x, fleetTop+fleetPlotH+16)
 
 	// Marks, labels dropping a row rather than run into the one before.
 	rowEnd := [3]float64{}
