@@ -107,7 +107,7 @@ func TestKubeletPortExposition(t *testing.T) {
 		t.Fatal(err)
 	}
 	var failed []string
-	port := &kubeletPort{endpoints: endpoints, nodes: corelisters.NewNodeLister(nodes), byNode: pods, caller: "apiserver",
+	port := &kubeletPort{endpoints: endpoints, nodes: corelisters.NewNodeLister(nodes), byNode: pods, caller: "apiserver", use: syncedUse(),
 		failed: func(e *EvalError) { failed = append(failed, e.Error()) }}
 
 	rec := httptest.NewRecorder()

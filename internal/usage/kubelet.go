@@ -38,6 +38,7 @@ type kubeletPort struct {
 	// caller is the common name of the API server's kubelet client
 	// certificate (of the cluster CA, which the TLS handshake verified).
 	caller string
+	use    *firstUse
 }
 
 // serveKubeletPort serves h on the unix socket until ctx ends, with TLS
@@ -102,6 +103,10 @@ func (k *kubeletPort) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 		http.Error(w, kubeletsim.Refusal(nodeAddress(r.Host)), http.StatusNotImplemented)
+		return
+	}
+	if err := k.use.wait(r.Context()); err != nil {
+		http.Error(w, "kubesim usage-metrics: pods and nodes not listed yet: "+err.Error(), http.StatusServiceUnavailable)
 		return
 	}
 	node, err := k.nodes.Get(nodeName)

@@ -30,17 +30,20 @@ type podCounts struct {
 	pods    corelisters.PodLister
 	dyn     dynamic.Interface
 	queue   workqueue.TypedDelayingInterface[string]
+	// use: a CustomMetric's count needs the pods.
+	use *firstUse
 }
 
 // gather is how long a count waits for further changes.
 const gather = time.Second
 
-func newPodCounts(metrics *Metrics, pods corelisters.PodLister, dyn dynamic.Interface) *podCounts {
-	return &podCounts{metrics: metrics, pods: pods, dyn: dyn,
+func newPodCounts(metrics *Metrics, pods corelisters.PodLister, dyn dynamic.Interface, use *firstUse) *podCounts {
+	return &podCounts{metrics: metrics, pods: pods, dyn: dyn, use: use,
 		queue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "custommetric-pods"})}
 }
 
 func (c *podCounts) enqueue(namespace, name string, after time.Duration) {
+	c.use.want()
 	c.queue.AddAfter(namespace+"/"+name, after)
 }
 
@@ -85,6 +88,7 @@ func (c *podCounts) handler() cache.ResourceEventHandler {
 }
 
 // run writes the counts queued until ctx ends; the pods are synced.
+// (Until then they wait in the queue.)
 func (c *podCounts) run(ctx context.Context, objects dynamicinformer.DynamicSharedInformerFactory) {
 	go func() {
 		<-ctx.Done()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -89,7 +90,8 @@ func Run(ctx context.Context, opts Options) error {
 
 	byLabel := podIndex{pods.Lister(), pods.Informer().GetIndexer()}
 	custom := &metricsProvider{metrics: metrics, pods: pods.Lister(), byLabel: byLabel, nodes: nodes.Lister(), now: time.Now, failed: reporter.evalFailed}
-	counts := newPodCounts(metrics, pods.Lister(), dyn)
+	use := newFirstUse()
+	counts := newPodCounts(metrics, pods.Lister(), dyn, use)
 	if _, err := pods.Informer().AddEventHandler(counts.handler()); err != nil {
 		return err
 	}
@@ -100,7 +102,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	if opts.KubeletSocket != "" {
 		port := &kubeletPort{endpoints: endpoints, nodes: nodes.Lister(), byNode: pods.Informer().GetIndexer(),
-			maps: src.maps, failed: reporter.evalFailed, caller: opts.KubeletClient}
+			maps: src.maps, failed: reporter.evalFailed, caller: opts.KubeletClient, use: use}
 		// Optional: without it metrics.k8s.io and the HPAs still work,
 		// and the egress proxy refuses the kubelet port clearly.
 		if err := serveKubeletPort(ctx, opts.KubeletSocket, opts.CertFile, opts.KeyFile, opts.ProxyCAFile, port); err != nil {
@@ -108,7 +110,7 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}
 
-	server, err := newServer(opts, custom)
+	server, err := newServer(opts, custom, use)
 	if err != nil {
 		return err
 	}
@@ -126,14 +128,20 @@ func Run(ctx context.Context, opts Options) error {
 			klog.Errorf("watching usage: %v", err)
 			return
 		}
+		objects.WaitForCacheSync(ctx.Done())
+		select {
+		case <-use.wanted:
+		case <-ctx.Done():
+			return
+		}
 		factory.Start(ctx.Done())
 		for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
 			if !ok {
 				klog.Errorf("%v informer did not sync", typ)
 			}
 		}
-		objects.WaitForCacheSync(ctx.Done())
-		klog.Info("pods and nodes synced")
+		klog.Info("pods and nodes synced: a metric was read")
+		close(use.synced)
 		counts.run(ctx, objects)
 	}()
 	return server.PrepareRun().RunWithContext(ctx)
@@ -184,8 +192,11 @@ func trim(obj any) (any, error) {
 // custom.metrics.k8s.io and external.metrics.k8s.io from p, with
 // sigs.k8s.io/custom-metrics-apiserver; metrics.k8s.io is installed
 // beside them.
-func newServer(opts Options, p provider.MetricsProvider) (*genericapiserver.GenericAPIServer, error) {
+func newServer(opts Options, p provider.MetricsProvider, use *firstUse) (*genericapiserver.GenericAPIServer, error) {
 	config := genericapiserver.NewConfig(metricsapi.Codecs)
+	config.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
+		return genericapiserver.DefaultBuildHandlerChain(use.handler(h), c)
+	}
 	serving := genericoptions.NewSecureServingOptions()
 	serving.BindAddress = net.ParseIP(credentials.Loopback)
 	serving.BindPort = opts.Port

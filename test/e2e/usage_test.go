@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -46,12 +47,21 @@ func TestUsage(t *testing.T) {
 
 	t.Run("kubectl top shows the default and nodes the sum of their pods", func(t *testing.T) {
 		e := e.in(t)
+		// Until something reads a metric, usage-metrics holds no pods.
+		usageLog := filepath.Join(e.clusterDir("usage"), "logs", "usage-metrics.log")
+		const listed = "pods and nodes synced"
+		if log, err := os.ReadFile(usageLog); err != nil || strings.Contains(string(log), listed) {
+			t.Fatalf("before any read of a metric, usage-metrics listed the pods (or its log is unread: %v)", err)
+		}
 		// Without declared usage: half the requests.
 		wantTop(t, func() (string, error) {
 			r := e.run("kubectl", "--name", "usage", "top", "pods", "-A", "--no-headers")
 			return r.stdout + r.stderr, errOf(r)
 		},
 			map[string]string{"web-": "100m 128Mi"}, 3)
+		if log, err := os.ReadFile(usageLog); err != nil || !strings.Contains(string(log), listed) {
+			t.Fatalf("kubectl top was answered, but usage-metrics' log does not say it listed the pods then (%v)", err)
+		}
 		stock, err := exec.LookPath("kubectl")
 		if err != nil {
 			t.Log("no kubectl on PATH: the stock kubectl's top is not checked")
