@@ -79,15 +79,15 @@ func apiServerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		"--egress-selector-config-file=" + egressConfigFile(d),
 		// The aggregation layer (metrics.k8s.io, served by usage-metrics):
 		// the API server proxies to an aggregated API with the client
-		// certificate it presents to kubesim's webhooks, asserting the
-		// user in headers that the aggregated server trusts from it alone.
-		"--requestheader-client-ca-file=" + credentials.CAFile(d),
-		"--requestheader-allowed-names=" + credentials.APIServerWebhookClientUser,
+		// certificate of the front-proxy CA, asserting the user in headers
+		// that the aggregated server trusts from it alone.
+		"--requestheader-client-ca-file=" + credentials.FrontProxyCAFile(d),
+		"--requestheader-allowed-names=" + credentials.FrontProxyClientUser,
 		"--requestheader-username-headers=X-Remote-User",
 		"--requestheader-group-headers=X-Remote-Group",
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
-		"--proxy-client-cert-file=" + credentials.Path(d, apiServerWebhookClient.File+".crt"),
-		"--proxy-client-key-file=" + credentials.Path(d, apiServerWebhookClient.File+".key"),
+		"--proxy-client-cert-file=" + credentials.Path(d, credentials.FrontProxyClient+".crt"),
+		"--proxy-client-key-file=" + credentials.Path(d, credentials.FrontProxyClient+".key"),
 		// Nodes are reached by address, through the egress proxy, which
 		// connects their kubelet port to usage-metrics (KWOK's Metric
 		// paths) or refuses it: never by name, which the host's DNS would

@@ -63,3 +63,57 @@ func readCert(t *testing.T, path string) *x509.Certificate {
 	}
 	return cert
 }
+
+// The front-proxy CA signs only the API server's front-proxy client
+// certificate, so aggregated APIs trust request headers from it alone and
+// the API server's request-header authenticator verifies no other client
+// certificate's chain; a cluster made before it gets it at its next start.
+func TestFrontProxyHasItsOwnCA(t *testing.T) {
+	c := &v1alpha1.Cluster{Name: "green"}
+	c.SetDefaults()
+	c.Status = &v1alpha1.ClusterStatus{Ports: v1alpha1.Ports{{Component: v1alpha1.APIServerComponent, Port: 6443}}}
+	d := clusterdir.For(t.TempDir(), c.Name)
+	if err := os.MkdirAll(d.Path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(d, c, nil); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		proxyCA := x509.NewCertPool()
+		proxyCA.AddCert(readCert(t, FrontProxyCAFile(d)))
+		verify := func(name string) error {
+			_, err := readCert(t, Path(d, name+".crt")).Verify(x509.VerifyOptions{
+				Roots: proxyCA, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+			})
+			return err
+		}
+		client := readCert(t, Path(d, FrontProxyClient+".crt"))
+		if err := verify(FrontProxyClient); err != nil || client.Subject.CommonName != FrontProxyClientUser {
+			t.Errorf("%s: the front-proxy client certificate (%s) is not of the front-proxy CA: %v", when, client.Subject.CommonName, err)
+		}
+		for _, name := range []string{Admin, APIServer, EtcdClient} {
+			if verify(name) == nil {
+				t.Errorf("%s: %s's certificate would be a front proxy", when, name)
+			}
+		}
+		if info, err := os.Stat(Path(d, FrontProxyCA+".key")); err != nil {
+			t.Errorf("%s: the front-proxy CA's key: %v", when, err)
+		} else if info.Mode().Perm() != 0o600 {
+			t.Errorf("%s: the front-proxy CA's key has mode %v, not 0600", when, info.Mode().Perm())
+		}
+	}
+	check("made by Write")
+
+	// A cluster of an older kubesim: no front-proxy CA.
+	for _, f := range []string{FrontProxyCA + ".crt", FrontProxyCA + ".key", FrontProxyClient + ".crt", FrontProxyClient + ".key"} {
+		if err := os.Remove(Path(d, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := IssueMissing(d, nil); err != nil {
+		t.Fatal(err)
+	}
+	check("issued by IssueMissing")
+}

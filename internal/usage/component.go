@@ -75,8 +75,9 @@ type Options struct {
 	ProxyNames  []string
 	// KubeletSocket, if set, is where the simulated nodes' kubelet port is
 	// served (the Metrics' paths), for the API server's kubelet client:
-	// the certificate of the cluster CA (ProxyCAFile) named KubeletClient.
+	// the certificate of KubeletCAFile (the cluster CA) named KubeletClient.
 	KubeletSocket string
+	KubeletCAFile string
 	KubeletClient string
 	// DefaultRequestPercent: see v1alpha1.Usage.
 	DefaultRequestPercent int
@@ -98,6 +99,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ProxyCAFile, "requestheader-client-ca-file", o.ProxyCAFile, "CA of the API server's front-proxy client certificate")
 	fs.StringSliceVar(&o.ProxyNames, "requestheader-allowed-names", o.ProxyNames, "common names of the API server's front-proxy client certificate")
 	fs.StringVar(&o.KubeletSocket, "kubelet-socket", o.KubeletSocket, "unix socket to serve the simulated nodes' kubelet port on (KWOK Metrics' paths)")
+	fs.StringVar(&o.KubeletCAFile, "kubelet-client-ca-file", o.KubeletCAFile, "CA of the API server's kubelet client certificate")
 	fs.StringVar(&o.KubeletClient, "kubelet-client-name", o.KubeletClient, "common name of the API server's kubelet client certificate")
 	fs.IntVar(&o.DefaultRequestPercent, "default-request-percent", o.DefaultRequestPercent, "usage of a container without declared usage, in percent of its requests")
 	fs.DurationVar(&o.Window, "window", o.Window, "longest window a metric claims")
@@ -109,9 +111,10 @@ func componentOptions(d clusterdir.Dir, c *v1alpha1.Cluster) *Options {
 	o.Port = c.Status.Ports.Get(ComponentName, "")
 	o.CertFile = credentials.Path(d, servingCert.Name+".crt")
 	o.KeyFile = credentials.Path(d, servingCert.Name+".key")
-	o.ProxyCAFile = credentials.CAFile(d)
-	o.ProxyNames = []string{credentials.APIServerWebhookClientUser}
+	o.ProxyCAFile = credentials.FrontProxyCAFile(d)
+	o.ProxyNames = []string{credentials.FrontProxyClientUser}
 	o.KubeletSocket = d.KubeletSocket()
+	o.KubeletCAFile = credentials.CAFile(d)
 	o.KubeletClient = credentials.APIServerWebhookClientUser
 	if p := c.Usage.DefaultRequestPercent; p != nil {
 		o.DefaultRequestPercent = int(*p)

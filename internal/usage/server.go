@@ -105,7 +105,7 @@ func Run(ctx context.Context, opts Options) error {
 			maps: src.maps, failed: reporter.evalFailed, caller: opts.KubeletClient, use: use}
 		// Optional: without it metrics.k8s.io and the HPAs still work,
 		// and the egress proxy refuses the kubelet port clearly.
-		if err := serveKubeletPort(ctx, opts.KubeletSocket, opts.CertFile, opts.KeyFile, opts.ProxyCAFile, port); err != nil {
+		if err := serveKubeletPort(ctx, opts.KubeletSocket, opts.CertFile, opts.KeyFile, opts.KubeletCAFile, port); err != nil {
 			klog.ErrorS(err, "Not serving the simulated kubelet port: kwok.x-k8s.io Metrics are not served")
 		}
 	}

@@ -61,7 +61,7 @@ func TestClusterOfAnOlderFormatIsUpgradedAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "cluster.yaml"), config)
-	for _, pattern := range []string{"etcd-ca.*", "dpdb-webhook.*", "scheduler-explain.*", "dpdb-controller.*", "apiserver-webhook-client.*", "usage-metrics*"} {
+	for _, pattern := range []string{"etcd-ca.*", "dpdb-webhook.*", "scheduler-explain.*", "dpdb-controller.*", "apiserver-webhook-client.*", "usage-metrics*", "front-proxy-*"} {
 		matches, _ := filepath.Glob(filepath.Join(dir, "pki", pattern))
 		for _, m := range matches {
 			if err := os.Remove(m); err != nil {
