@@ -15,17 +15,8 @@ import (
 // the API server's client certificate: a certificate of the cluster CA (a
 // component's, or one the controller-manager signs) is not an etcd client.
 func TestEtcdHasItsOwnCA(t *testing.T) {
-	c := &v1alpha1.Cluster{Name: "blue"}
-	c.SetDefaults()
-	c.Status = &v1alpha1.ClusterStatus{Ports: v1alpha1.Ports{{Component: v1alpha1.APIServerComponent, Port: 6443}}}
-	d := clusterdir.For(t.TempDir(), c.Name)
-	if err := os.MkdirAll(d.Path, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	id := component.Identity{File: "component", User: "kubesim:component", Groups: []string{"system:nodes"}}
-	if err := Write(d, c, []component.Component{{Name: "component", Identity: &id}}); err != nil {
-		t.Fatal(err)
-	}
+	d := writeCluster(t, "blue", []component.Component{{Name: "component", Identity: &id}})
 	etcdCA := x509.NewCertPool()
 	etcdCA.AddCert(readCert(t, EtcdCAFile(d)))
 	verify := func(name string) error {
@@ -45,6 +36,23 @@ func TestEtcdHasItsOwnCA(t *testing.T) {
 	if EtcdCAFile(d) == CAFile(d) {
 		t.Error("etcd trusts the cluster CA")
 	}
+}
+
+// writeCluster writes the credentials of a cluster of that name with comps
+// into a temporary directory.
+func writeCluster(t *testing.T, name string, comps []component.Component) clusterdir.Dir {
+	t.Helper()
+	c := &v1alpha1.Cluster{Name: name}
+	c.SetDefaults()
+	c.Status = &v1alpha1.ClusterStatus{Ports: v1alpha1.Ports{{Component: v1alpha1.APIServerComponent, Port: 6443}}}
+	d := clusterdir.For(t.TempDir(), c.Name)
+	if err := os.MkdirAll(d.Path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(d, c, comps); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 func readCert(t *testing.T, path string) *x509.Certificate {
@@ -69,16 +77,7 @@ func readCert(t *testing.T, path string) *x509.Certificate {
 // the API server's request-header authenticator verifies no other client
 // certificate's chain; a cluster made before it gets it at its next start.
 func TestFrontProxyHasItsOwnCA(t *testing.T) {
-	c := &v1alpha1.Cluster{Name: "green"}
-	c.SetDefaults()
-	c.Status = &v1alpha1.ClusterStatus{Ports: v1alpha1.Ports{{Component: v1alpha1.APIServerComponent, Port: 6443}}}
-	d := clusterdir.For(t.TempDir(), c.Name)
-	if err := os.MkdirAll(d.Path, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := Write(d, c, nil); err != nil {
-		t.Fatal(err)
-	}
+	d := writeCluster(t, "green", nil)
 	check := func(when string) {
 		t.Helper()
 		proxyCA := x509.NewCertPool()
