@@ -17,14 +17,7 @@ import (
 func TestEtcdHasItsOwnCA(t *testing.T) {
 	id := component.Identity{File: "component", User: "kubesim:component", Groups: []string{"system:nodes"}}
 	d := writeCluster(t, "blue", []component.Component{{Name: "component", Identity: &id}})
-	etcdCA := x509.NewCertPool()
-	etcdCA.AddCert(readCert(t, EtcdCAFile(d)))
-	verify := func(name string) error {
-		_, err := readCert(t, Path(d, name+".crt")).Verify(x509.VerifyOptions{
-			Roots: etcdCA, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-		})
-		return err
-	}
+	verify := func(name string) error { return verifyClient(t, d, EtcdCAFile(d), name) }
 	if err := verify(EtcdClient); err != nil {
 		t.Errorf("the API server's etcd client certificate is not trusted by etcd: %v", err)
 	}
@@ -55,6 +48,18 @@ func writeCluster(t *testing.T, name string, comps []component.Component) cluste
 	return d
 }
 
+// verifyClient verifies pki/<name>.crt as a client certificate of the CA
+// in caFile.
+func verifyClient(t *testing.T, d clusterdir.Dir, caFile, name string) error {
+	t.Helper()
+	roots := x509.NewCertPool()
+	roots.AddCert(readCert(t, caFile))
+	_, err := readCert(t, Path(d, name+".crt")).Verify(x509.VerifyOptions{
+		Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
+	return err
+}
+
 func readCert(t *testing.T, path string) *x509.Certificate {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -80,14 +85,7 @@ func TestFrontProxyHasItsOwnCA(t *testing.T) {
 	d := writeCluster(t, "green", nil)
 	check := func(when string) {
 		t.Helper()
-		proxyCA := x509.NewCertPool()
-		proxyCA.AddCert(readCert(t, FrontProxyCAFile(d)))
-		verify := func(name string) error {
-			_, err := readCert(t, Path(d, name+".crt")).Verify(x509.VerifyOptions{
-				Roots: proxyCA, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-			})
-			return err
-		}
+		verify := func(name string) error { return verifyClient(t, d, FrontProxyCAFile(d), name) }
 		client := readCert(t, Path(d, FrontProxyClient+".crt"))
 		if err := verify(FrontProxyClient); err != nil || client.Subject.CommonName != FrontProxyClientUser {
 			t.Errorf("%s: the front-proxy client certificate (%s) is not of the front-proxy CA: %v", when, client.Subject.CommonName, err)
