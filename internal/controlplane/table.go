@@ -14,6 +14,7 @@ import (
 	"github.com/kubesim/kubesim/internal/dpdb"
 	"github.com/kubesim/kubesim/internal/karpenter"
 	"github.com/kubesim/kubesim/internal/kubeletsim"
+	"github.com/kubesim/kubesim/internal/kueue"
 	"github.com/kubesim/kubesim/internal/usage"
 )
 
@@ -32,6 +33,7 @@ func Components() []component.Component {
 		dpdb.Component(),
 		usage.Component(),
 		karpenter.Component(),
+		kueue.Component(),
 	}
 }
 

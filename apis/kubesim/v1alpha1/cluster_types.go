@@ -87,6 +87,10 @@ type ClusterSpec struct {
 	Usage Usage `json:"usage,omitempty"`
 	// Autoscaler adds a node autoscaler (create cluster --autoscaler).
 	Autoscaler Autoscaler `json:"autoscaler,omitempty"`
+	// Addons are upstream controllers the cluster runs beside its control
+	// plane, each as a component of its own (create cluster --addons):
+	// one of Addons.
+	Addons []string `json:"addons,omitempty"`
 
 	// HorizontalPodAutoscaler tunes the controller-manager's HPA
 	// controller, so autoscaling can be watched in seconds.
@@ -205,6 +209,16 @@ type Descheduler struct {
 
 // Enabled reports whether the cluster runs a descheduler.
 func (d Descheduler) Enabled() bool { return d.Policy != "" || len(d.Profiles) > 0 }
+
+// Addons are the add-ons a cluster may run (ClusterSpec.Addons): kueue is
+// Kueue's manager, with its CRDs and webhooks.
+var Addons = []string{AddonKueue}
+
+// AddonKueue is Kueue's add-on.
+const AddonKueue = "kueue"
+
+// HasAddon reports whether the cluster runs the add-on name.
+func (c *ClusterSpec) HasAddon(name string) bool { return slices.Contains(c.Addons, name) }
 
 // StageSets are the built-in stage sets, the first the default.
 var StageSets = []string{"fast", "realistic"}
@@ -421,6 +435,11 @@ func (c *Cluster) Validate() error {
 	}
 	if !slices.Contains(StageSets, c.Stages) {
 		return fmt.Errorf("stages: %q is not a stage set; use one of %s", c.Stages, strings.Join(StageSets, ", "))
+	}
+	for _, a := range c.Addons {
+		if !slices.Contains(Addons, a) {
+			return fmt.Errorf("addons (--addons): %q is not an add-on kubesim offers; use %s", a, strings.Join(Addons, ", "))
+		}
 	}
 	if p := *c.Usage.DefaultRequestPercent; p < 0 {
 		return fmt.Errorf("usage.defaultRequestPercent: %d is negative; give a percentage of requests of 0 or more, such as 50", p)

@@ -91,6 +91,11 @@ func (in *ClusterSpec) DeepCopyInto(out *ClusterSpec) {
 	in.Descheduler.DeepCopyInto(&out.Descheduler)
 	in.Usage.DeepCopyInto(&out.Usage)
 	in.Autoscaler.DeepCopyInto(&out.Autoscaler)
+	if in.Addons != nil {
+		in, out := &in.Addons, &out.Addons
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	in.HorizontalPodAutoscaler.DeepCopyInto(&out.HorizontalPodAutoscaler)
 	if in.MemoryLimit != nil {
 		in, out := &in.MemoryLimit, &out.MemoryLimit
