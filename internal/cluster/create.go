@@ -19,6 +19,7 @@ import (
 	"github.com/kubesim/kubesim/internal/controlplane"
 	"github.com/kubesim/kubesim/internal/credentials"
 	"github.com/kubesim/kubesim/internal/karpenter"
+	"github.com/kubesim/kubesim/internal/kueue"
 	"github.com/kubesim/kubesim/internal/scale"
 	"github.com/kubesim/kubesim/internal/supervisor"
 	kubesimversion "github.com/kubesim/kubesim/internal/version"
@@ -216,6 +217,13 @@ func resolveStatus(c *v1alpha1.Cluster) (*v1alpha1.ClusterStatus, error) {
 			return nil, err
 		}
 		s.InstanceTypes = string(types)
+	}
+	if c.KueueConfig != "" {
+		cfg, err := kueue.ReadConfiguration(c.KueueConfig)
+		if err != nil {
+			return nil, fmt.Errorf("kueueConfig (--kueue-config): %w", err)
+		}
+		s.KueueConfig = string(cfg)
 	}
 	return s, nil
 }

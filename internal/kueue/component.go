@@ -56,6 +56,8 @@ func Component() component.Component {
 		Flags: []component.Flag{
 			{Name: "addons", Usage: "add-ons to run beside the control plane: kueue (Kueue's manager: queues, quotas and admission of Jobs)",
 				Lands: component.At((*pflag.FlagSet).StringSliceVar, func(s *v1alpha1.ClusterSpec) *[]string { return &s.Addons })},
+			{Name: "kueue-config", Usage: "Kueue Configuration file (config.kueue.x-k8s.io/v1beta2) for the kueue add-on, which it implies",
+				Lands: component.At((*pflag.FlagSet).StringVar, func(s *v1alpha1.ClusterSpec) *string { return &s.KueueConfig })},
 		},
 		Enabled:      func(c *v1alpha1.Cluster) bool { return c.HasAddon(v1alpha1.AddonKueue) },
 		OnlyIfRun:    true,

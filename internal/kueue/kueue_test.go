@@ -1,10 +1,12 @@
 package kueue
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
@@ -94,5 +96,54 @@ func TestCRDs(t *testing.T) {
 		if !slices.Contains(names, c) {
 			t.Errorf("converted CRD %s is not embedded", c)
 		}
+	}
+}
+
+// A user's Configuration is checked as Kueue checks it, and against what
+// kubesim offers, at create; what passes reaches Kueue under kubesim's
+// own settings.
+func TestUserConfiguration(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct{ name, body, want string }{
+		{"unknown.yaml", "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairShareing: {}\n", `unknown field "fairShareing"`},
+		{"pods.yaml", "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nintegrations: {frameworks: [batch/job, pod]}\n", `integrations.frameworks: "pod" is not offered in kubesim`},
+		{"multikueue.yaml", "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfeatureGates: {MultiKueue: true}\n", "featureGates.MultiKueue: not offered in kubesim; leave it false"},
+	} {
+		if _, err := ReadConfiguration(write(tc.name, tc.body)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+
+	good := write("good.yaml", "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing: {}\nwaitForPodsReady: {timeout: 5m}\nleaderElection: {leaderElect: true}\n")
+	b, err := ReadConfiguration(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := testCluster()
+	c.Status.KueueConfig = string(b)
+	d := clusterdir.Dir{Path: dir}
+	if err := prepare(d, c); err != nil {
+		t.Fatal(err)
+	}
+	scheme, err := newScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	options, cfg, err := config.Load(scheme, configFile(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.FairSharing == nil || cfg.WaitForPodsReady.Timeout.Duration != 5*time.Minute {
+		t.Errorf("fairSharing %v, waitForPodsReady %+v: want the user's", cfg.FairSharing, cfg.WaitForPodsReady)
+	}
+	if options.LeaderElection || *cfg.Webhook.Port != 40001 {
+		t.Errorf("leader election %v, webhook port %d: want kubesim's", options.LeaderElection, *cfg.Webhook.Port)
 	}
 }

@@ -78,6 +78,12 @@ func TestKueueAdmitsQueuesAndRequeues(t *testing.T) {
 	e := newEnv(t)
 	e.fails(`addons (--addons): "volcano" is not an add-on kubesim offers; use kueue`,
 		"create", "cluster", "--name", "badaddon", "--addons", "volcano")
+	badConfig := filepath.Join(t.TempDir(), "kueue.yaml")
+	writeFile(t, badConfig, []byte("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nwaitForPodsReady: {timeot: 5m}\n"))
+	e.fails(`unknown field "waitForPodsReady.timeot"`, "create", "cluster", "--name", "badconfig", "--kueue-config", badConfig)
+	if out := e.must("get", "clusters").stdout; strings.Contains(out, "badconfig") || strings.Contains(out, "badaddon") {
+		t.Errorf("a cluster refused for its add-ons is listed:\n%s", out)
+	}
 
 	e.createCluster("queues", "--addons", "kueue", "--nodes", "1")
 	pid := e.componentPID("queues", "kueue")
@@ -230,4 +236,134 @@ func workloadCondition(w *unstructured.Unstructured, typ string) (status, reason
 		}
 	}
 	return "", "", ""
+}
+
+// cohort is two ClusterQueues of 4 CPUs in one cohort: a may borrow 2
+// and preempts by priority within itself; b reclaims what a borrowed.
+const cohort = `apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: low}
+value: 100
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: a}
+spec:
+  cohortName: org
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: 4, borrowingLimit: 2}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: b}
+spec:
+  cohortName: org
+  namespaceSelector: {}
+  preemption: {reclaimWithinCohort: Any}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: 4}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: a, namespace: default}
+spec: {clusterQueue: a}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: b, namespace: default}
+spec: {clusterQueue: b}
+`
+
+// In a cohort, Kueue lends a queue's unused quota up to its borrowing
+// limit, takes it back when the lender needs it (the borrower preempted
+// and requeued), and lets a higher-priority Job preempt a lower one in
+// its queue: the Preempted conditions carry Kueue's reasons.
+func TestKueueCohortBorrowingAndPreemption(t *testing.T) {
+	e := newEnv(t)
+	e.createCluster("cohort", "--addons", "kueue", "--nodes", "1")
+	e.apply(cohort)
+	client := e.client()
+	dyn := dynamic.NewForConfigOrDie(mustConfig(t, e.kubeconfig))
+	ctx := context.Background()
+	submit := func(name, queue, priority, cpu string) {
+		t.Helper()
+		j := queuedJob(name, "1h")
+		j.Labels["kueue.x-k8s.io/queue-name"] = queue
+		j.Labels["kueue.x-k8s.io/priority-class"] = priority
+		j.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse(cpu)
+		if _, err := client.BatchV1().Jobs("default").Create(ctx, j, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "a Workload for Job "+name, func() error {
+			_, err := workloadOf(ctx, dyn, name)
+			return err
+		})
+	}
+	wantAdmitted := func(what string, admitted, pending []string) {
+		t.Helper()
+		eventually(t, time.Minute, what, func() error {
+			for _, name := range admitted {
+				if s, _, _ := jobWorkloadCondition(ctx, dyn, name, "Admitted"); s != "True" {
+					return fmt.Errorf("%s not admitted", name)
+				}
+				if pods := runningPods(t, client, "job="+name); len(pods) != 1 {
+					return fmt.Errorf("job %s: %d pods Running", name, len(pods))
+				}
+			}
+			for _, name := range pending {
+				if s, _, _ := jobWorkloadCondition(ctx, dyn, name, "QuotaReserved"); s == "True" {
+					return fmt.Errorf("%s has quota", name)
+				}
+			}
+			return nil
+		})
+	}
+
+	submit("a-low-4", "a", "low", "4")
+	submit("a-low-2", "a", "low", "2") // borrows 2 of b's 4
+	submit("a-low-1", "a", "low", "1") // would borrow past the limit
+	wantAdmitted("a's 4 CPUs and 2 borrowed in use, the third pending", []string{"a-low-4", "a-low-2"}, []string{"a-low-1"})
+
+	submit("b-4", "b", "low", "4")
+	wantAdmitted("b reclaims its quota: a-low-2 preempted and requeued", []string{"a-low-4", "b-4"}, []string{"a-low-2", "a-low-1"})
+	if s, reason, _ := jobWorkloadCondition(ctx, dyn, "a-low-2", "Preempted"); s != "True" || reason != "InCohortReclamation" {
+		t.Errorf("a-low-2's Preempted: %s %s, want True InCohortReclamation", s, reason)
+	}
+
+	submit("a-high-4", "a", "high", "4")
+	wantAdmitted("a higher-priority Job preempts a lower one in its queue", []string{"a-high-4", "b-4"}, []string{"a-low-4", "a-low-2", "a-low-1"})
+	if s, reason, _ := jobWorkloadCondition(ctx, dyn, "a-low-4", "Preempted"); s != "True" || reason != "InClusterQueue" {
+		t.Errorf("a-low-4's Preempted: %s %s, want True InClusterQueue", s, reason)
+	}
+	if j, err := client.BatchV1().Jobs("default").Get(ctx, "a-low-4", metav1.GetOptions{}); err != nil || !ptr.Deref(j.Spec.Suspend, false) {
+		t.Errorf("the preempted Job is not suspended again (requeued): %v", err)
+	}
+}
+
+// jobWorkloadCondition is a condition of a Job's Workload.
+func jobWorkloadCondition(ctx context.Context, dyn dynamic.Interface, job, typ string) (status, reason, message string) {
+	w, err := workloadOf(ctx, dyn, job)
+	if err != nil {
+		return "", "", err.Error()
+	}
+	return workloadCondition(w, typ)
 }

@@ -91,6 +91,10 @@ type ClusterSpec struct {
 	// plane, each as a component of its own (create cluster --addons):
 	// one of Addons.
 	Addons []string `json:"addons,omitempty"`
+	// KueueConfig is the path of a Kueue Configuration file
+	// (config.kueue.x-k8s.io/v1beta2) for the kueue add-on, which it
+	// implies (create cluster --kueue-config).
+	KueueConfig string `json:"kueueConfig,omitempty"`
 
 	// HorizontalPodAutoscaler tunes the controller-manager's HPA
 	// controller, so autoscaling can be watched in seconds.
@@ -218,7 +222,9 @@ var Addons = []string{AddonKueue}
 const AddonKueue = "kueue"
 
 // HasAddon reports whether the cluster runs the add-on name.
-func (c *ClusterSpec) HasAddon(name string) bool { return slices.Contains(c.Addons, name) }
+func (c *ClusterSpec) HasAddon(name string) bool {
+	return slices.Contains(c.Addons, name) || (name == AddonKueue && c.KueueConfig != "")
+}
 
 // StageSets are the built-in stage sets, the first the default.
 var StageSets = []string{"fast", "realistic"}
@@ -264,6 +270,9 @@ type ClusterStatus struct {
 	// InstanceTypes is Autoscaler.Karpenter.InstanceTypes's file, read and
 	// checked when the cluster was made.
 	InstanceTypes string `json:"instanceTypes,omitempty"`
+	// KueueConfig is KueueConfig's file, read and checked when the
+	// cluster was made.
+	KueueConfig string `json:"kueueConfig,omitempty"`
 	// Stages are the Stage manifests of StageFiles, read when the cluster
 	// was made, one document each.
 	Stages []string `json:"stages,omitempty"`
