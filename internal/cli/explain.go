@@ -31,8 +31,8 @@ func (f *explainFlags) add(cmd *cobra.Command) {
 }
 
 func newExplainCommand() *cobra.Command {
-	return group("explain", "Why the scheduler placed a pod where it did, or left it Pending; why Karpenter keeps a node",
-		newExplainPodCommand(), newExplainDeploymentCommand(), newExplainNodeCommand())
+	return group("explain", "Why the scheduler placed a pod where it did, or left it Pending; why Karpenter keeps a node; why Kueue queues a Job",
+		newExplainPodCommand(), newExplainDeploymentCommand(), newExplainNodeCommand(), newExplainWorkloadCommand())
 }
 
 func newExplainPodCommand() *cobra.Command {
@@ -176,5 +176,43 @@ func newExplainNodeCommand() *cobra.Command {
 	}
 	f.clusterFlags.add(cmd)
 	f.output.add(cmd)
+	return cmd
+}
+
+func newExplainWorkloadCommand() *cobra.Command {
+	f := &explainFlags{}
+	f.onClusterClock = true // condition and event times are the cluster's
+	cmd := &cobra.Command{
+		Use:     "workload NAME",
+		Aliases: []string{"job"},
+		Short:   "Show what Kueue says of a Workload (or of the Job or pod of that name): admitted, or why it waits",
+		Long: "For a Workload of Kueue (given by its name, or by the name of its Job or of one of its pods): its\n" +
+			"LocalQueue and ClusterQueue, priority, state and Kueue's reason for it (for a pending Workload, the\n" +
+			"message of its QuotaReserved condition: which quota of which flavor is short), the quota its pod sets\n" +
+			"were admitted with, its requeues, Kueue's conditions and Kueue's events on it and its Job. Read from\n" +
+			"Kueue's own objects, not recomputed. Needs a cluster made with --addons kueue.",
+		Example: "  kubesim explain workload job-train-3f2a1\n  kubesim explain job train -n ml\n  kubesim explain workload train -o json",
+		Args:    cobra.ExactArgs(1),
+		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, args []string) error {
+			cfg, err := p.RESTConfig(f.name)
+			if err != nil {
+				return err
+			}
+			kube, err := kubernetes.NewForConfig(cfg)
+			if err != nil {
+				return err
+			}
+			dyn, err := dynamic.NewForConfig(cfg)
+			if err != nil {
+				return err
+			}
+			x, err := explain.NewKueue(kube, dyn).Workload(cmd.Context(), f.namespace, args[0])
+			if err != nil {
+				return err
+			}
+			return f.output.print(cmd.OutOrStdout(), x, func(w io.Writer) error { return explain.PrintWorkloadExplanation(w, x) })
+		}),
+	}
+	f.add(cmd)
 	return cmd
 }

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -145,6 +146,25 @@ spec:
 		return nil
 	})
 
+	// explain says what Kueue says: the QuotaReserved message, for the
+	// Workload asked for by its Job's name.
+	var x struct {
+		Name, State, Why, ClusterQueue string
+	}
+	if err := json.Unmarshal([]byte(e.must("explain", "workload", "third", "--name", "queues", "-o", "json").stdout), &x); err != nil {
+		t.Fatal(err)
+	}
+	w, err := workloadOf(ctx, dyn, "third")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, message := workloadCondition(w, "QuotaReserved"); x.Name != w.GetName() || x.State != "Pending" || x.Why != message || x.ClusterQueue != "team" {
+		t.Errorf("explain workload third: %+v; want Workload %s Pending in team because %q", x, w.GetName(), message)
+	}
+	if out := e.must("explain", "job", "short", "--name", "queues").stdout; !strings.Contains(out, "Admitted since") || !strings.Contains(out, "cpu 4 of flavor default-flavor") || !strings.Contains(out, "CreatedWorkload") {
+		t.Errorf("explain job short: want it Admitted with its flavor and Kueue's events:\n%s", out)
+	}
+
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -205,6 +225,7 @@ spec:
 	if slices.ContainsFunc(resources, func(l *metav1.APIResourceList) bool { return strings.HasPrefix(l.GroupVersion, "kueue.x-k8s.io/") }) {
 		t.Error("a cluster without the add-on serves kueue.x-k8s.io")
 	}
+	e.fails("the cluster runs no Kueue: create it with --addons kueue", "explain", "workload", "third", "--name", "plain")
 }
 
 // workloadOf is the Workload of a Job (Kueue names it after the Job).

@@ -1,0 +1,93 @@
+package explain
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// PrintWorkloadExplanation writes what Kueue says of a Workload.
+func PrintWorkloadExplanation(w io.Writer, x *WorkloadExplanation) error {
+	fmt.Fprintf(w, "Workload %s/%s", x.Namespace, x.Name)
+	if x.Owner != "" {
+		fmt.Fprintf(w, " of %s", x.Owner)
+	}
+	fmt.Fprintf(w, ": LocalQueue %s", orNone(x.LocalQueue))
+	if x.ClusterQueue != "" {
+		fmt.Fprintf(w, " → ClusterQueue %s", x.ClusterQueue)
+	}
+	if x.Priority != nil {
+		fmt.Fprintf(w, ", priority %d", *x.Priority)
+		if x.PriorityClass != "" {
+			fmt.Fprintf(w, " (%s)", x.PriorityClass)
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%s", x.State)
+	if x.Since != nil {
+		fmt.Fprintf(w, " since %s", clock(*x.Since))
+	}
+	if x.Why != "" {
+		fmt.Fprintf(w, ": %s", x.Why)
+	}
+	fmt.Fprintln(w)
+	if x.Requeues > 0 {
+		fmt.Fprintf(w, "Requeued %d times", x.Requeues)
+		if x.RequeueAt != nil {
+			fmt.Fprintf(w, ", next try at %s", clock(*x.RequeueAt))
+		}
+		fmt.Fprintln(w)
+	}
+	for _, ps := range x.Admission {
+		fmt.Fprintf(w, "Pod set %s", ps.Name)
+		if ps.Count > 0 {
+			fmt.Fprintf(w, " ×%d", ps.Count)
+		}
+		var parts []string
+		for _, r := range slices.Sorted(maps.Keys(ps.Usage)) {
+			part := r + " " + ps.Usage[r]
+			if f := ps.Flavors[r]; f != "" {
+				part += " of flavor " + f
+			}
+			parts = append(parts, part)
+		}
+		fmt.Fprintf(w, ": %s\n", strings.Join(parts, ", "))
+	}
+	if len(x.Conditions) > 0 {
+		fmt.Fprintln(w, "\nKueue's conditions on the Workload:")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  TYPE\tSTATUS\tREASON\tSINCE\tMESSAGE")
+		for _, c := range x.Conditions {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, clock(c.Since), c.Message)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	if len(x.Events) == 0 {
+		_, err := fmt.Fprintln(w, "Kueue has written no events on the Workload or its Job (the API server keeps events for an hour).")
+		return err
+	}
+	fmt.Fprintln(w, "Kueue's events on the Workload and its Job, oldest first:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  TIME\tON\tREASON\tMESSAGE")
+	for _, ev := range x.Events {
+		reason := ev.Reason
+		if ev.Count > 1 {
+			reason += fmt.Sprintf(" (×%d)", ev.Count)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", clock(ev.Time), ev.On, reason, ev.Message)
+	}
+	return tw.Flush()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
