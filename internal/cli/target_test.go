@@ -71,6 +71,7 @@ var targetArgs = map[string][]string{
 	"kubesim deschedule":         {"--profile", "TopologyAndDuplicates"},
 	"kubesim explain pod":        {"web-0"},
 	"kubesim explain deployment": {"web"},
+	"kubesim explain workload":   {"train"},
 	"kubesim logs":               {"etcd"},
 	"kubesim ui":                 nil,
 	"kubesim snapshot save":      {"--path", "s.db"},

@@ -16,7 +16,7 @@ func TestWorkloadState(t *testing.T) {
 		return metav1.Condition{Type: typ, Status: status, Message: msg, LastTransitionTime: at}
 	}
 	for _, tc := range []struct {
-		conds     []metav1.Condition
+		conds      []metav1.Condition
 		state, why string
 	}{
 		{nil, "Pending", ""},
