@@ -19,7 +19,7 @@ func newBenchCommand() *cobra.Command {
 		newBenchDPDBCommand(),
 		newBenchTakeoverCommand(),
 		newBenchUsageCommand(),
-		newBenchAutoscaleCommand(),
+		newBenchAutoscaleCommand(), newBenchKueueCommand(),
 		newBenchScenarioCommand("nodes", "Time N simulated nodes created until Ready and schedulable", bench.NodesScenario),
 		newBenchScenarioCommand("pods", "Time N pods bound to one node until Running, then deleted until gone", bench.PodsScenario),
 		newBenchScenarioCommand("deployment", "Time a Deployment of N pods scheduled onto M nodes until Running", bench.DeploymentScenario),
@@ -254,4 +254,36 @@ func checkAutoscaleFlags(o bench.AutoscaleOptions) error {
 		return fmt.Errorf("--scale-to: %d; give 0 to %d, fewer than --pods", o.ScaleTo, o.Pods-1)
 	}
 	return v1alpha1.CheckTimeScale(o.TimeScale)
+}
+
+func newBenchKueueCommand() *cobra.Command {
+	o := bench.KueueOptions{}
+	cmd := &cobra.Command{
+		Use:   "kueue",
+		Short: "Watch the kueue add-on at rest, then send Jobs through one ClusterQueue until all complete: Kueue's CPU and RSS",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch {
+			case o.Jobs < 1:
+				return fmt.Errorf("--jobs: %d; give 1 or more", o.Jobs)
+			case o.Quota < 1:
+				return fmt.Errorf("--quota: %d; give 1 or more CPUs", o.Quota)
+			case o.RunFor < time.Second:
+				return fmt.Errorf("--run-for: %s; give 1s or more", o.RunFor)
+			case o.Idle < time.Second:
+				return fmt.Errorf("--idle: %s; give 1s or more", o.Idle)
+			}
+			home, err := clusterdir.Home()
+			if err != nil {
+				return err
+			}
+			o.Home, o.Out, o.Log = home, cmd.OutOrStdout(), cmd.ErrOrStderr()
+			return bench.Kueue(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().IntVar(&o.Jobs, "jobs", 1000, "Jobs of one pod of 1 CPU")
+	cmd.Flags().IntVar(&o.Quota, "quota", 100, "the ClusterQueue's CPUs: how many Jobs run at once")
+	cmd.Flags().DurationVar(&o.RunFor, "run-for", 10*time.Second, "each Job's run time (kubesim.io/run-duration)")
+	cmd.Flags().DurationVar(&o.Idle, "idle", time.Minute, "how long Kueue is watched at rest first")
+	return cmd
 }

@@ -128,6 +128,10 @@ func start(ctx context.Context, kubeconfig, configFile, certDir, certName string
 		return err
 	}
 	kubeConfig.UserAgent = constants.KueueName
+	// No client-side limit unless the Configuration sets one, as
+	// controller-runtime's own config loader (upstream's) leaves it:
+	// client-go's default would hold Kueue to 5 requests a second.
+	kubeConfig.QPS = -1
 	if *cfg.ClientConnection.QPS >= 0 {
 		kubeConfig.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(*cfg.ClientConnection.QPS, int(*cfg.ClientConnection.Burst))
 	}
