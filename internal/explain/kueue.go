@@ -2,6 +2,7 @@ package explain
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -53,13 +54,24 @@ type WorkloadExplanation struct {
 	State string `json:"state"`
 	// Why is Kueue's word for the state: the message of the condition
 	// that decides it (for a pending Workload, why it has no quota).
-	Why        string      `json:"why,omitempty"`
-	Since      *time.Time  `json:"since,omitempty"`
-	Admission  []PodSetUse `json:"admission,omitempty"`
-	Requeues   int32       `json:"requeues,omitempty"`
-	RequeueAt  *time.Time  `json:"requeueAt,omitempty"`
-	Conditions []Condition `json:"conditions,omitempty"`
-	Events     []Event     `json:"events,omitempty"`
+	Why       string      `json:"why,omitempty"`
+	Since     *time.Time  `json:"since,omitempty"`
+	Admission []PodSetUse `json:"admission,omitempty"`
+	// Position is the pending Workload's place in its queues, from
+	// Kueue's visibility API; nil when it is not pending or the API does
+	// not answer.
+	Position   *QueuePosition `json:"position,omitempty"`
+	Requeues   int32          `json:"requeues,omitempty"`
+	RequeueAt  *time.Time     `json:"requeueAt,omitempty"`
+	Conditions []Condition    `json:"conditions,omitempty"`
+	Events     []Event        `json:"events,omitempty"`
+}
+
+// QueuePosition is a pending Workload's place in its queues, counted from
+// 1: the next admitted is the first.
+type QueuePosition struct {
+	InClusterQueue int32 `json:"inClusterQueue"`
+	InLocalQueue   int32 `json:"inLocalQueue"`
 }
 
 // PodSetUse is a pod set's admission: its count, flavor per resource and
@@ -120,8 +132,38 @@ func (k *Kueue) Workload(ctx context.Context, namespace, name string) (*Workload
 		}
 	}
 	x.State, x.Why, x.Since = state(w.Status.Conditions)
+	if x.State == "Pending" && x.LocalQueue != "" {
+		x.Position = k.position(ctx, w.Namespace, x.LocalQueue, w.Name)
+	}
 	x.Events, err = k.events(ctx, w)
 	return x, err
+}
+
+// position is where Kueue's visibility API puts the Workload among the
+// pending ones of its LocalQueue; nil if it is not there or the API does
+// not answer (Kueue restarting, or its VisibilityOnDemand gate off).
+func (k *Kueue) position(ctx context.Context, namespace, localQueue, name string) *QueuePosition {
+	path := fmt.Sprintf("/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/%s/localqueues/%s/pendingworkloads", namespace, localQueue)
+	raw, err := k.kube.Discovery().RESTClient().Get().AbsPath(path).SetHeader("Accept", "application/json").DoRaw(ctx)
+	if err != nil {
+		return nil
+	}
+	var summary struct {
+		Items []struct {
+			Metadata       struct{ Name string } `json:"metadata"`
+			InClusterQueue int32                 `json:"positionInClusterQueue"`
+			InLocalQueue   int32                 `json:"positionInLocalQueue"`
+		} `json:"items"`
+	}
+	if json.Unmarshal(raw, &summary) != nil {
+		return nil
+	}
+	for _, it := range summary.Items {
+		if it.Metadata.Name == name {
+			return &QueuePosition{InClusterQueue: it.InClusterQueue + 1, InLocalQueue: it.InLocalQueue + 1}
+		}
+	}
+	return nil
 }
 
 // state is the Workload's state as Kueue's printer columns read it

@@ -34,6 +34,10 @@ func PrintWorkloadExplanation(w io.Writer, x *WorkloadExplanation) error {
 		fmt.Fprintf(w, ": %s", x.Why)
 	}
 	fmt.Fprintln(w)
+	if p := x.Position; p != nil {
+		fmt.Fprintf(w, "Position (Kueue's visibility API): %s in ClusterQueue %s, %s in LocalQueue %s\n",
+			ordinal(p.InClusterQueue), x.ClusterQueue, ordinal(p.InLocalQueue), x.LocalQueue)
+	}
 	if x.Requeues > 0 {
 		fmt.Fprintf(w, "Requeued %d times", x.Requeues)
 		if x.RequeueAt != nil {
@@ -90,4 +94,20 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
+}
+
+// ordinal is 1st, 2nd, 3rd, 4th … 11th, 12th, 13th, 21st.
+func ordinal(n int32) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
 }

@@ -32,3 +32,11 @@ func TestWorkloadState(t *testing.T) {
 		}
 	}
 }
+
+func TestOrdinal(t *testing.T) {
+	for n, want := range map[int32]string{1: "1st", 2: "2nd", 3: "3rd", 4: "4th", 11: "11th", 12: "12th", 13: "13th", 21: "21st", 102: "102nd", 111: "111th"} {
+		if got := ordinal(n); got != want {
+			t.Errorf("ordinal(%d) = %s, want %s", n, got, want)
+		}
+	}
+}

@@ -11,10 +11,12 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/aggregatedapi"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/component"
 	"github.com/kubesim/kubesim/internal/pki"
@@ -26,14 +28,18 @@ const ComponentName = "kueue"
 // Its ports, on loopback: the webhooks (admission and CRD conversion),
 // Prometheus metrics and the health probes.
 const (
-	webhookPort = "webhook"
-	metricsPort = "metrics"
-	healthPort  = "health"
+	webhookPort    = "webhook"
+	metricsPort    = "metrics"
+	healthPort     = "health"
+	visibilityPort = "visibility"
 )
 
 var (
 	identity    = component.Identity{File: ComponentName, User: "kubesim:kueue"}
 	webhookCert = component.ServingCert{Name: "kueue-webhook", CommonName: "kubesim-kueue-webhook"}
+	// The aggregator verifies the visibility API by its Service's name.
+	visibilityCert = component.ServingCert{Name: "kueue-visibility", CommonName: "kubesim-kueue-visibility",
+		DNSNames: []string{visibilityService + "." + Namespace + ".svc"}}
 
 	//go:embed clusterrole.yaml
 	clusterRole []byte
@@ -63,10 +69,10 @@ func Component() component.Component {
 		OnlyIfRun:    true,
 		Ready:        ready,
 		Setup:        register,
-		Ports:        []string{webhookPort, metricsPort, healthPort},
+		Ports:        []string{webhookPort, metricsPort, healthPort, visibilityPort},
 		Identity:     &identity,
 		Grants:       []component.Grant{{Role: clusterRole}},
-		ServingCerts: []component.ServingCert{webhookCert},
+		ServingCerts: []component.ServingCert{webhookCert, visibilityCert},
 		CRDs:         crds(),
 		MemoryWeight: 10,
 	}
@@ -84,26 +90,34 @@ func crds() [][]byte {
 }
 
 func args(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
+	vis := aggregatedapi.ServingFor(d, c.Status.Ports.Get(ComponentName, visibilityPort), visibilityCert.Name)
 	return []string{
 		"--kubeconfig=" + d.ComponentKubeconfig(identity.File),
 		"--config=" + configFile(d),
 		"--cert-dir=" + d.PKI(),
 		"--cert-name=" + webhookCert.Name,
+		"--visibility-port=" + strconv.Itoa(vis.Port),
+		"--visibility-cert-file=" + vis.CertFile,
+		"--visibility-key-file=" + vis.KeyFile,
+		"--requestheader-client-ca-file=" + vis.ProxyCAFile,
+		"--requestheader-allowed-names=" + strings.Join(vis.ProxyNames, ","),
 	}
 }
 
 // configFile is Kueue's Configuration, written at each start.
 func configFile(d clusterdir.Dir) string { return filepath.Join(d.Path, "kueue-config.yaml") }
 
-// prepare writes Kueue's Configuration: upstream's defaults but where a
-// kubesim cluster differs — one replica, no certificate rotation, loopback
-// ports, a client the simulator's API server need not throttle.
+// prepare writes Kueue's Configuration (configuration), and points the
+// visibility API's registration at its port, should it have moved.
 func prepare(d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	b, err := configuration(c)
 	if err != nil {
 		return err
 	}
-	return pki.WriteFile(configFile(d), b)
+	if err := pki.WriteFile(configFile(d), b); err != nil {
+		return err
+	}
+	return visibility.FollowPort(d, c.Status.Ports.Get(ComponentName, visibilityPort))
 }
 
 func loopbackPort(c *v1alpha1.Cluster, port string) string {

@@ -23,7 +23,7 @@ var offeredFrameworks = []string{"batch/job"}
 // Configuration says, and why.
 var forcedGates = map[string]bool{
 	"MultiKueue":         false, // no worker clusters to dispatch to
-	"VisibilityOnDemand": false, // its API server is not served yet
+	"VisibilityOnDemand": true,  // registered with the aggregator at every start
 }
 
 // configuration is Kueue's Configuration for cluster c: the user's, if

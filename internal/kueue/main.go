@@ -51,6 +51,8 @@ import (
 	"sigs.k8s.io/kueue/pkg/util/waitforpodsready"
 	"sigs.k8s.io/kueue/pkg/webhooks"
 
+	"github.com/kubesim/kubesim/internal/aggregatedapi"
+
 	// The batch/v1 Job integration, the one kubesim runs (Kueue's
 	// default; jobs/pod comes with pkg/config).
 	_ "sigs.k8s.io/kueue/pkg/controller/jobs/job"
@@ -69,11 +71,17 @@ func run(args []string) int {
 	configFile := fs.String("config", "", "Kueue's Configuration (kubesim writes it at each start)")
 	certDir := fs.String("cert-dir", "", "the directory of the webhooks' serving certificate")
 	certName := fs.String("cert-name", "", "the serving certificate's name: NAME.crt and NAME.key")
+	var vis aggregatedapi.Serving
+	fs.IntVar(&vis.Port, "visibility-port", 0, "the visibility API's loopback port")
+	fs.StringVar(&vis.CertFile, "visibility-cert-file", "", "the visibility API's serving certificate")
+	fs.StringVar(&vis.KeyFile, "visibility-key-file", "", "its key")
+	fs.StringVar(&vis.ProxyCAFile, "requestheader-client-ca-file", "", "CA of the API server's front-proxy client certificate")
+	fs.StringSliceVar(&vis.ProxyNames, "requestheader-allowed-names", nil, "common names of the API server's front-proxy client certificate")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	ctrl.SetLogger(klog.NewKlogr())
-	if err := start(ctrl.SetupSignalHandler(), *kubeconfig, *configFile, *certDir, *certName); err != nil {
+	if err := start(ctrl.SetupSignalHandler(), *kubeconfig, *configFile, *certDir, *certName, vis); err != nil {
 		fmt.Fprintf(os.Stderr, "kueue: %v\n", err)
 		return 1
 	}
@@ -99,7 +107,7 @@ func newScheme() (*runtime.Scheme, error) {
 	return scheme, err
 }
 
-func start(ctx context.Context, kubeconfig, configFile, certDir, certName string) error {
+func start(ctx context.Context, kubeconfig, configFile, certDir, certName string, vis aggregatedapi.Serving) error {
 	scheme, err := newScheme()
 	if err != nil {
 		return err
@@ -250,6 +258,14 @@ func start(ctx context.Context, kubeconfig, configFile, certDir, certName string
 	}
 	go queues.CleanUpOnContext(ctx)
 	go cCache.CleanUpOnContext(ctx)
+	if features.Enabled(features.VisibilityOnDemand) {
+		go func() { // as upstream's: without it, the process ends
+			if err := serveVisibility(ctx, queues, vis); err != nil {
+				fmt.Fprintf(os.Stderr, "kueue: the visibility API: %v\n", err)
+				os.Exit(1)
+			}
+		}()
+	}
 
 	sched := scheduler.New(queues, cCache, mgr.GetClient(), mgr.GetEventRecorder(constants.AdmissionName),
 		scheduler.WithPodsReadyRequeuingTimestamp(requeuingTimestamp(&cfg)),

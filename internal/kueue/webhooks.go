@@ -56,8 +56,9 @@ func ready(ctx context.Context, _ clusterdir.Dir, c *v1alpha1.Cluster) error {
 // register points the API server at Kueue's webhooks, by URL on loopback
 // trusted through the cluster's CA: the admission webhooks of Kueue's own
 // kinds and of batch/v1 Jobs (upstream's, failing closed as upstream's
-// do), and the conversion of its CRDs' v1beta1. It runs at every start,
-// so a port that moved is followed.
+// do), and the conversion of its CRDs' v1beta1; and its visibility API
+// with the aggregator. It runs at every start, so a port that moved is
+// followed.
 func register(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	ca, err := os.ReadFile(credentials.CAFile(d))
 	if err != nil {
@@ -107,7 +108,7 @@ func register(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error 
 			return fmt.Errorf("%s's conversion webhook: %w", crd.Name, err)
 		}
 	}
-	return nil
+	return visibility.Register(ctx, d, c.Status.Ports.Get(ComponentName, visibilityPort))
 }
 
 // offered says whether kubesim registers an upstream webhook, by its

@@ -16,7 +16,7 @@ import (
 func init() {
 	checkKinds.register(budgetCheck("pdb", func(a *v1alpha1.Assertion) *v1alpha1.PDBAssertion { return a.PDB }, (*view).pdbs))
 	dpdb := budgetCheck("dpdb", func(a *v1alpha1.Assertion) *v1alpha1.PDBAssertion { return a.DPDB }, (*view).dpdbs)
-	dpdb.watch = (*target).watchDPDB
+	dpdb.watch = func(t *target) { t.watchResource(policyv1alpha1.Resource) }
 	checkKinds.register(dpdb)
 }
 

@@ -13,6 +13,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -23,7 +24,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
-	policyv1alpha1 "github.com/kubesim/kubesim/apis/policy/v1alpha1"
 	"github.com/kubesim/kubesim/internal/cluster"
 	"github.com/kubesim/kubesim/internal/clusterclock"
 	"github.com/kubesim/kubesim/internal/explain"
@@ -48,8 +48,10 @@ type target struct {
 	// clusters maps each scenario cluster's name to its kubesim cluster's,
 	// for DPDB federation entries.
 	clusters map[string]string
-	// watchDPDBs starts, on a first wait on one, a watch of DPDBs.
-	watchDPDBs sync.Once
+	// watched are the kinds beyond pods, nodes, PDBs and Deployments a
+	// wait has made it watch (DPDBs, Kueue's Workloads): once each.
+	watchedMu sync.Mutex
+	watched   map[schema.GroupVersionResource]bool
 	// explainer asks the scheduler why pods are Pending; nil in a
 	// cluster that records nothing.
 	explainer *explain.Client
@@ -159,22 +161,30 @@ func (t *target) hasKarpenter() bool {
 	return err == nil
 }
 
-// watchDPDB wakes waits on DistributedPodDisruptionBudgets' changes; it
-// starts only when one is waited on, so a cluster without the CRD (made
-// before it) costs nothing.
-func (t *target) watchDPDB() {
-	t.watchDPDBs.Do(func() {
-		f := dynamicinformer.NewDynamicSharedInformerFactory(t.dynamic, 0)
-		_, _ = f.ForResource(policyv1alpha1.Resource).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(any) { t.notify() },
-			UpdateFunc: func(any, any) { t.notify() },
-			DeleteFunc: func(any) { t.notify() },
-		})
-		ctx, cancel := context.WithCancel(context.Background())
-		stop := t.stopInfo
-		t.stopInfo = func() { cancel(); f.Shutdown(); stop() }
-		f.Start(ctx.Done())
+// watchResource watches a kind a wait must wake on, from the first wait
+// on it until the run ends: a cluster without its CRD (DPDBs in one made
+// before them, Kueue's Workloads without the add-on) costs nothing
+// unless a step waits on it.
+func (t *target) watchResource(gvr schema.GroupVersionResource) {
+	t.watchedMu.Lock()
+	defer t.watchedMu.Unlock()
+	if t.watched[gvr] {
+		return
+	}
+	if t.watched == nil {
+		t.watched = map[schema.GroupVersionResource]bool{}
+	}
+	t.watched[gvr] = true
+	f := dynamicinformer.NewDynamicSharedInformerFactory(t.dynamic, 0)
+	_, _ = f.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { t.notify() },
+		UpdateFunc: func(any, any) { t.notify() },
+		DeleteFunc: func(any) { t.notify() },
 	})
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := t.stopInfo
+	t.stopInfo = func() { cancel(); f.Shutdown(); stop() }
+	f.Start(ctx.Done())
 }
 
 func (t *target) notify() {

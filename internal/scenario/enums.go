@@ -35,7 +35,8 @@ var enums = map[enumField][]string{
 		string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)},
 	{reflect.TypeFor[resourcev1.DeviceTaint](), "effect"}: {string(resourcev1.DeviceTaintEffectNoSchedule),
 		string(resourcev1.DeviceTaintEffectNoExecute), string(resourcev1.DeviceTaintEffectNone)},
-	{reflect.TypeFor[v1alpha1.ClusterSpec](), "stages"}: v1alpha1.StageSets,
+	{reflect.TypeFor[v1alpha1.ClusterSpec](), "stages"}:       v1alpha1.StageSets,
+	{reflect.TypeFor[v1alpha1.WorkloadsAssertion](), "state"}: v1alpha1.WorkloadStates,
 }
 
 var unmarshaler = reflect.TypeFor[json.Unmarshaler]()

@@ -2,24 +2,16 @@ package usage
 
 import (
 	"context"
-	"fmt"
 	"maps"
-	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
-	"k8s.io/apiserver/pkg/authentication/request/headerrequest"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
-	"k8s.io/apiserver/pkg/server/dynamiccertificates"
-	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/util/compatibility"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
@@ -37,7 +29,7 @@ import (
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	kwokv1alpha1 "github.com/kubesim/kubesim/apis/kwok/v1alpha1"
-	"github.com/kubesim/kubesim/internal/credentials"
+	"github.com/kubesim/kubesim/internal/aggregatedapi"
 )
 
 // Run serves metrics.k8s.io until ctx ends.
@@ -184,11 +176,8 @@ func trim(obj any) (any, error) {
 }
 
 // newServer is a generic API server on loopback, with the cluster CA's
-// certificate, that takes only the API server's aggregator as caller: a
-// client certificate of the front proxy's name, asserting the user in
-// request headers. The API server has authorized that user already (it
-// authorizes a request before it proxies it), so every such request is
-// allowed; any other caller is unauthenticated, and refused. It serves
+// certificate, that takes only the API server's aggregator as caller
+// (aggregatedapi.Serving). It serves
 // custom.metrics.k8s.io and external.metrics.k8s.io from p, with
 // sigs.k8s.io/custom-metrics-apiserver; metrics.k8s.io is installed
 // beside them.
@@ -197,37 +186,10 @@ func newServer(opts Options, p provider.MetricsProvider, use *firstUse) (*generi
 	config.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
 		return genericapiserver.DefaultBuildHandlerChain(use.handler(h), c)
 	}
-	serving := genericoptions.NewSecureServingOptions()
-	serving.BindAddress = net.ParseIP(credentials.Loopback)
-	serving.BindPort = opts.Port
-	serving.ServerCert.CertKey = genericoptions.CertKey{CertFile: opts.CertFile, KeyFile: opts.KeyFile}
-	if err := serving.WithLoopback().ApplyTo(&config.SecureServing, &config.LoopbackClientConfig); err != nil {
-		return nil, fmt.Errorf("serving on port %d: %w", opts.Port, err)
-	}
-	caPEM, err := os.ReadFile(opts.ProxyCAFile)
-	if err != nil {
+	serving := aggregatedapi.Serving{Port: opts.Port, CertFile: opts.CertFile, KeyFile: opts.KeyFile, ProxyCAFile: opts.ProxyCAFile, ProxyNames: opts.ProxyNames}
+	if err := serving.Apply(config); err != nil {
 		return nil, err
 	}
-	ca, err := dynamiccertificates.NewStaticCAContent("front-proxy-ca", caPEM)
-	if err != nil {
-		return nil, err
-	}
-	config.SecureServing.ClientCA = ca
-	authn, _, err := authenticatorfactory.DelegatingAuthenticatorConfig{
-		RequestHeaderConfig: &authenticatorfactory.RequestHeaderConfig{
-			CAContentProvider:   ca,
-			AllowedClientNames:  headerrequest.StaticStringSlice(opts.ProxyNames),
-			UsernameHeaders:     headerrequest.StaticStringSlice{"X-Remote-User"},
-			UIDHeaders:          headerrequest.StaticStringSlice{},
-			GroupHeaders:        headerrequest.StaticStringSlice{"X-Remote-Group"},
-			ExtraHeaderPrefixes: headerrequest.StaticStringSlice{"X-Remote-Extra-"},
-		},
-	}.New()
-	if err != nil {
-		return nil, err
-	}
-	config.Authentication.Authenticator = authn
-	config.Authorization.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
 	config.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
 	namer := openapinamer.NewDefinitionNamer(metricsapi.Scheme, cmapiserver.Scheme)
 	config.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(openAPIDefinitions, namer)

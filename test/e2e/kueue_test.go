@@ -150,6 +150,7 @@ spec:
 	// Workload asked for by its Job's name.
 	var x struct {
 		Name, State, Why, ClusterQueue string
+		Position                       struct{ InClusterQueue, InLocalQueue int32 }
 	}
 	if err := json.Unmarshal([]byte(e.must("explain", "workload", "third", "--name", "queues", "-o", "json").stdout), &x); err != nil {
 		t.Fatal(err)
@@ -160,6 +161,14 @@ spec:
 	}
 	if _, _, message := workloadCondition(w, "QuotaReserved"); x.Name != w.GetName() || x.State != "Pending" || x.Why != message || x.ClusterQueue != "team" {
 		t.Errorf("explain workload third: %+v; want Workload %s Pending in team because %q", x, w.GetName(), message)
+	}
+	if x.Position.InClusterQueue != 1 || x.Position.InLocalQueue != 1 {
+		t.Errorf("explain workload third: position %+v, want first in both queues (Kueue's visibility API)", x.Position)
+	}
+	// Kueue's visibility API, through the aggregator, as kubectl asks it.
+	raw := e.kubectl("get", "--raw", "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/team/pendingworkloads").stdout
+	if !strings.Contains(raw, `"name":"`+w.GetName()+`"`) || !strings.Contains(raw, `"positionInClusterQueue":0`) {
+		t.Errorf("the visibility API's pending Workloads of team: %s", raw)
 	}
 	if out := e.must("explain", "job", "short", "--name", "queues").stdout; !strings.Contains(out, "Admitted since") || !strings.Contains(out, "cpu 4 of flavor default-flavor") || !strings.Contains(out, "CreatedWorkload") {
 		t.Errorf("explain job short: want it Admitted with its flavor and Kueue's events:\n%s", out)
@@ -276,6 +285,11 @@ metadata: {name: high}
 value: 1000
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: lowest}
+value: 10
+---
+apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata: {name: a}
 spec:
@@ -360,9 +374,14 @@ func TestKueueCohortBorrowingAndPreemption(t *testing.T) {
 	}
 
 	submit("a-low-4", "a", "low", "4")
-	submit("a-low-2", "a", "low", "2") // borrows 2 of b's 4
-	submit("a-low-1", "a", "low", "1") // would borrow past the limit
-	wantAdmitted("a's 4 CPUs and 2 borrowed in use, the third pending", []string{"a-low-4", "a-low-2"}, []string{"a-low-1"})
+	// Borrows 2 of b's 4; the lowest priority makes it the one b's
+	// reclaim takes (Kueue's own order; not a tie to break by time).
+	submit("a-low-2", "a", "lowest", "2")
+	wantAdmitted("a's 4 CPUs and 2 borrowed in use", []string{"a-low-4", "a-low-2"}, nil)
+	// Would borrow past the limit; of the lowest priority too, so it
+	// cannot take a-low-2's place by preempting it within a.
+	submit("a-low-1", "a", "lowest", "1")
+	wantAdmitted("a's borrowing limit reached: the third pending", []string{"a-low-4", "a-low-2"}, []string{"a-low-1"})
 
 	submit("b-4", "b", "low", "4")
 	wantAdmitted("b reclaims its quota: a-low-2 preempted and requeued", []string{"a-low-4", "b-4"}, []string{"a-low-2", "a-low-1"})
@@ -387,4 +406,64 @@ func jobWorkloadCondition(ctx context.Context, dyn dynamic.Interface, job, typ s
 		return "", "", err.Error()
 	}
 	return workloadCondition(w, typ)
+}
+
+// queueScenario runs three Jobs of 4 CPUs through a queue of 10 with the
+// kueue add-on, and counts Workloads by Kueue's conditions.
+const queueScenario = `apiVersion: kubesim.io/v1alpha1
+kind: Scenario
+name: queue
+cluster: {addons: [kueue], nodeGroups: [{name: worker, count: 1}]}
+steps:
+- apply:
+    resources:
+    - {apiVersion: kueue.x-k8s.io/v1beta2, kind: ResourceFlavor, metadata: {name: default-flavor}}
+    - apiVersion: kueue.x-k8s.io/v1beta2
+      kind: ClusterQueue
+      metadata: {name: team}
+      spec:
+        namespaceSelector: {}
+        resourceGroups:
+        - coveredResources: [cpu]
+          flavors: [{name: default-flavor, resources: [{name: cpu, nominalQuota: 10}]}]
+    - {apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {name: team, namespace: default}, spec: {clusterQueue: team}}
+- foreach:
+    var: j
+    values: [a, b, c]
+    steps:
+    - apply:
+        resource:
+          apiVersion: batch/v1
+          kind: Job
+          metadata: {name: "train-${j}", labels: {kueue.x-k8s.io/queue-name: team}}
+          spec:
+            template:
+              metadata: {annotations: {kubesim.io/run-duration: 1h}}
+              spec:
+                restartPolicy: Never
+                containers: [{name: c, image: trainer, resources: {requests: {cpu: "4"}}}]
+- wait: {workloads: {queue: team, state: admitted, count: 2}}
+  timeout: 1m
+- assert:
+  - workloads: {queue: team, state: pending, count: 1}
+  - workloads: {localQueue: team, state: admitted, count: 3}
+`
+
+// A scenario's cluster takes the add-on, and its waits and assertions
+// count Workloads as Kueue's conditions say; a count that does not hold
+// fails with what it found.
+func TestKueueScenario(t *testing.T) {
+	e := shortHome(t, newEnv(t))
+	file := filepath.Join(t.TempDir(), "queue.yaml")
+	writeFile(t, file, []byte(queueScenario))
+	r := e.run("run", file)
+	t.Logf("%s", r.stdout)
+	if r.code != 1 || !strings.Contains(r.stdout, "FAILED queue") {
+		t.Fatalf("want exit 1, the last assertion failing: %s", r)
+	}
+	for _, want := range []string{"✓ wait", "✓ workloads of ClusterQueue team pending = 1", "✗ workloads of LocalQueue default/team admitted = 3", "actual:   2"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
 }

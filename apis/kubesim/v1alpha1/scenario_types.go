@@ -368,13 +368,36 @@ type Assertion struct {
 	Evictions *EvictionsAssert `json:"evictions,omitempty"`
 	Event     *EventAssertion  `json:"event,omitempty"`
 	RolledOut *WorkloadRef     `json:"rolledOut,omitempty"`
-	CEL       string           `json:"cel,omitempty"`
+	// Workloads counts Kueue's Workloads of a queue in a state (the
+	// kueue add-on).
+	Workloads *WorkloadsAssertion `json:"workloads,omitempty"`
+	CEL       string              `json:"cel,omitempty"`
 	// MaxNodes and MaxDisrupting bound the nodes over a window: never
 	// more than Max at once; Cost bounds what they cost over it.
 	MaxNodes      *NodeBound     `json:"maxNodes,omitempty"`
 	MaxDisrupting *NodeBound     `json:"maxDisrupting,omitempty"`
 	Cost          *CostAssertion `json:"cost,omitempty"`
 }
+
+// WorkloadsAssertion counts Kueue's Workloads in a state: of the
+// ClusterQueue Queue (those pending in its LocalQueues too), or of the
+// LocalQueue LocalQueue in Namespace (default "default"), or all.
+//
+// +kubebuilder:object:generate=false
+type WorkloadsAssertion struct {
+	Queue      string `json:"queue,omitempty"`
+	LocalQueue string `json:"localQueue,omitempty"`
+	Namespace  string `json:"namespace,omitempty"`
+	// State is one of WorkloadStates, as Kueue's conditions say: pending
+	// (no quota reserved), quotaReserved, admitted, finished; preempted and
+	// evicted (their conditions True: a Workload preempted and requeued is
+	// pending and preempted).
+	State string `json:"state"`
+	Count `json:",inline"`
+}
+
+// WorkloadStates are the states a workloads assertion counts.
+var WorkloadStates = []string{"pending", "quotaReserved", "admitted", "finished", "preempted", "evicted"}
 
 // PodSet picks pods: by label selector (default all) in a namespace
 // (default "default"; "*" for all).
