@@ -3,7 +3,6 @@ package kueue
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"sigs.k8s.io/kueue/pkg/config"
@@ -88,11 +87,20 @@ func ReadConfiguration(path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	tmp := filepath.Join(os.TempDir(), fmt.Sprintf("kubesim-kueue-config-%d.yaml", os.Getpid()))
-	if err := os.WriteFile(tmp, merged, 0o600); err != nil {
+	// Kueue's loader reads a file.
+	f, err := os.CreateTemp("", "kubesim-kueue-config-*.yaml")
+	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(tmp)
+	defer os.Remove(f.Name())
+	_, err = f.Write(merged)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	tmp := f.Name()
 	scheme, err := newScheme()
 	if err != nil {
 		return nil, err
