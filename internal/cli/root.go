@@ -84,6 +84,7 @@ func NewRootCommand() *cobra.Command {
 		newDeschedulerCommand(),
 		newRunCommand(),
 		newExplainCommand(),
+		newKueueCommand(),
 		newUICommand(),
 		newKubeletSimCommand(),
 		newDPDBControllerCommand(),

@@ -72,6 +72,7 @@ var targetArgs = map[string][]string{
 	"kubesim explain pod":        {"web-0"},
 	"kubesim explain deployment": {"web"},
 	"kubesim explain workload":   {"train"},
+	"kubesim kueue simulate":     {"-f", "job.yaml"},
 	"kubesim logs":               {"etcd"},
 	"kubesim ui":                 nil,
 	"kubesim snapshot save":      {"--path", "s.db"},

@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/controlplane"
 	"github.com/kubesim/kubesim/internal/supervisor"
@@ -32,6 +33,15 @@ func (p *Provider) SnapshotSave(ctx context.Context, name, path string) error {
 	if err != nil {
 		return err
 	}
+	if err := saveEtcd(ctx, d, c, path); err != nil {
+		return fmt.Errorf("saving snapshot of cluster %q to %s: %w", name, path, err)
+	}
+	p.logf("Saved snapshot of cluster %q to %s", name, path)
+	return nil
+}
+
+// saveEtcd writes an etcd snapshot of the running cluster d to path.
+func saveEtcd(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster, path string) error {
 	// gRPC's reconnect chatter would reach the user's terminal; errors that
 	// matter come back as the returned error.
 	grpclog.SetLoggerV2(grpclog.NewLoggerV2(io.Discard, io.Discard, io.Discard))
@@ -45,11 +55,8 @@ func (p *Provider) SnapshotSave(ctx context.Context, name, path string) error {
 		DialTimeout: 5 * time.Second,
 		Logger:      zap.NewNop(),
 	}
-	if _, err := clientsnapshot.SaveWithVersion(ctx, zap.NewNop(), cfg, path); err != nil {
-		return fmt.Errorf("saving snapshot of cluster %q to %s: %w", name, path, err)
-	}
-	p.logf("Saved snapshot of cluster %q to %s", name, path)
-	return nil
+	_, err = clientsnapshot.SaveWithVersion(ctx, zap.NewNop(), cfg, path)
+	return err
 }
 
 // SnapshotRestore replaces a cluster's data with a snapshot. The snapshot
@@ -70,15 +77,7 @@ func (p *Provider) SnapshotRestore(ctx context.Context, name, path string, wait 
 			return err
 		}
 		defer os.RemoveAll(stagedEtcd(d))
-		err = snapshot.NewV3(zap.NewNop()).Restore(snapshot.RestoreConfig{
-			SnapshotPath:        path,
-			Name:                "default", // as the etcd component names its member
-			OutputDataDir:       stagedEtcd(d),
-			PeerURLs:            []string{controlplane.EtcdPeerURL(c)},
-			InitialCluster:      "default=" + controlplane.EtcdPeerURL(c),
-			InitialClusterToken: "etcd-cluster",
-		})
-		if err != nil {
+		if err := stageEtcd(d, c, path); err != nil {
 			return fmt.Errorf("snapshot %s cannot be restored: %w", path, err)
 		}
 		wasRunning := supervisor.Running(d)
@@ -108,6 +107,19 @@ func (p *Provider) SnapshotRestore(ctx context.Context, name, path string, wait 
 		}
 		p.logf("Restored cluster %q from %s%s", name, path, what)
 		return nil
+	})
+}
+
+// stageEtcd unpacks the snapshot at path as d's next etcd data
+// (stagedEtcd), for swapEtcd to put in place.
+func stageEtcd(d clusterdir.Dir, c *v1alpha1.Cluster, path string) error {
+	return snapshot.NewV3(zap.NewNop()).Restore(snapshot.RestoreConfig{
+		SnapshotPath:        path,
+		Name:                "default", // as the etcd component names its member
+		OutputDataDir:       stagedEtcd(d),
+		PeerURLs:            []string{controlplane.EtcdPeerURL(c)},
+		InitialCluster:      "default=" + controlplane.EtcdPeerURL(c),
+		InitialClusterToken: "etcd-cluster",
 	})
 }
 

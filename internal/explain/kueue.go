@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/workload"
 )
 
 // What follows reads Kueue's own state — a Workload's conditions and
@@ -132,6 +133,11 @@ func (k *Kueue) Workload(ctx context.Context, namespace, name string) (*Workload
 		}
 	}
 	x.State, x.Why, x.Since = state(w.Status.Conditions)
+	if x.Why == "" && x.State == "Pending" {
+		if x.Why, err = k.Bypassed(ctx, w); err != nil {
+			return nil, err
+		}
+	}
 	if x.State == "Pending" && x.LocalQueue != "" {
 		x.Position = k.position(ctx, w.Namespace, x.LocalQueue, w.Name)
 	}
@@ -184,6 +190,58 @@ func state(conds []metav1.Condition) (string, string, *time.Time) {
 		return "Pending", c.Message, &t
 	}
 	return "Pending", "", nil
+}
+
+// Bypassed is why Kueue left w, pending with no condition, unevaluated,
+// or "": with SchedulingEquivalenceHashing (on by default) Kueue parks a
+// new Workload behind a pending one of its ClusterQueue that did not fit
+// and has its scheduling shape (Kueue's own hash of pod sets, requests and
+// priority), and writes no condition on it (unless the off-by-default
+// UnadmittedWorkloadsExplicitStatus gate is on). The words are Kueue's,
+// with the equivalent Workload and its reason.
+func (k *Kueue) Bypassed(ctx context.Context, w *kueuev1beta2.Workload) (string, error) {
+	if meta.FindStatusCondition(w.Status.Conditions, kueuev1beta2.WorkloadQuotaReserved) != nil {
+		return "", nil
+	}
+	twin, err := k.failedTwin(ctx, w)
+	if twin == nil || err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Bypassed scheduling evaluation because an equivalent workload recently failed: %s/%s: %s",
+		twin.Namespace, twin.Name, meta.FindStatusCondition(twin.Status.Conditions, kueuev1beta2.WorkloadQuotaReserved).Message), nil
+}
+
+// failedTwin is the pending Workload Bypassed names.
+func (k *Kueue) failedTwin(ctx context.Context, w *kueuev1beta2.Workload) (*kueuev1beta2.Workload, error) {
+	queues, err := k.dyn.Resource(workloads.GroupVersion().WithResource("localqueues")).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	clusterQueue := map[string]string{} // namespace/LocalQueue → ClusterQueue
+	for _, q := range queues.Items {
+		cq, _, _ := unstructured.NestedString(q.Object, "spec", "clusterQueue")
+		clusterQueue[q.GetNamespace()+"/"+q.GetName()] = cq
+	}
+	cqOf := func(o *kueuev1beta2.Workload) string { return clusterQueue[o.Namespace+"/"+string(o.Spec.QueueName)] }
+	list, err := k.dyn.Resource(workloads).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	hash := workload.NewInfo(w).SchedulingHash
+	for i := range list.Items {
+		o, err := toWorkload(&list.Items[i])
+		if err != nil {
+			return nil, err
+		}
+		qr := meta.FindStatusCondition(o.Status.Conditions, kueuev1beta2.WorkloadQuotaReserved)
+		if o.UID == w.UID || cqOf(o) == "" || cqOf(o) != cqOf(w) || qr == nil || qr.Status != metav1.ConditionFalse {
+			continue
+		}
+		if workload.NewInfo(o).SchedulingHash == hash {
+			return o, nil
+		}
+	}
+	return nil, nil
 }
 
 // find is the Workload of that name, or of the Job or pod of that name.

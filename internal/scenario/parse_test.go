@@ -81,6 +81,10 @@ func TestLoadErrorsNameLineAndField(t *testing.T) {
 		{head + "cluster: {disableDPDBControler: true}\nsteps:\n- sleep: 1s\n", `unknown field "cluster.disableDPDBControler"`},
 		{head + "clusters: [{name: a}, {name: b}]\nsteps:\n- foreach: {var: x, values: [1], steps: [{sleep: 1s}]}\n", `:5: steps[0].foreach.steps[0].cluster: required with several clusters`},
 		{head + "clusters: [{name: a}, {name: b}]\nsteps:\n- {cluster: c, foreach: {values: [1], steps: [{sleep: 1s}]}}\n", `:5: steps[0].cluster: no cluster named "c"`},
+		{head + "steps:\n- kueueSimulate: {resource: {apiVersion: batch/v1, kind: Job, metadata: {name: j}}, expect: fits}\n", `:4: steps[0].kueueSimulate: expect: "fits" is no verdict of Kueue's; use one of admitted, quotaReserved, pending, preempts`},
+		{head + "steps:\n- kueueSimulate: {resource: {apiVersion: batch/v1, kind: Job, metadata: {name: j}}, expect: admitted, why: quota}\n", `:4: steps[0].kueueSimulate: why: is Kueue's reason for a pending Job; set expect: pending with it`},
+		{head + "steps:\n- kueueSimulate: {resource: {apiVersion: v1, kind: Pod, metadata: {name: p}}}\n", `:4: steps[0].kueueSimulate: give one batch/v1 Job (the kind of Kueue's integration kubesim runs); got Pod`},
+		{head + "steps:\n- kueueSimulate: {expect: pending}\n", `:4: steps[0].kueueSimulate: give file or resource: the Job to ask Kueue about`},
 	} {
 		_, err := load(t, tc.text, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -1,13 +1,9 @@
 package scenario
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,12 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	policyv1alpha1 "github.com/kubesim/kubesim/apis/policy/v1alpha1"
+	"github.com/kubesim/kubesim/internal/manifest"
 )
 
 func init() {
@@ -61,7 +57,7 @@ func validateManifests(a *v1alpha1.ApplyStep) error {
 		return fmt.Errorf("give file, files, resource or resources")
 	}
 	for _, f := range a.Files {
-		if _, err := readObjects(f); err != nil {
+		if _, err := manifest.ReadObjects(f); err != nil {
 			return err
 		}
 	}
@@ -75,39 +71,11 @@ func validateManifests(a *v1alpha1.ApplyStep) error {
 
 const fieldManager = "kubesim-scenario"
 
-// readObjects reads the manifests of a YAML file, each with apiVersion and kind.
-func readObjects(path string) ([]*unstructured.Unstructured, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var out []*unstructured.Unstructured
-	for i := 0; ; i++ {
-		obj := map[string]any{}
-		if err := dec.Decode(&obj); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return nil, fmt.Errorf("%s: document %d: %v", path, i+1, err)
-		}
-		if len(obj) == 0 {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: obj}
-		if u.GetAPIVersion() == "" || u.GetKind() == "" {
-			return nil, fmt.Errorf("%s: document %d: apiVersion and kind are required", path, i+1)
-		}
-		out = append(out, u)
-	}
-	return out, nil
-}
-
 // objects are the manifests an apply or delete step names.
 func objects(a *v1alpha1.ApplyStep) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	for _, f := range a.Files {
-		objs, err := readObjects(f)
+		objs, err := manifest.ReadObjects(f)
 		if err != nil {
 			return nil, err
 		}

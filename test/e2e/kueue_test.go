@@ -235,6 +235,15 @@ spec:
 		t.Error("a cluster without the add-on serves kueue.x-k8s.io")
 	}
 	e.fails("the cluster runs no Kueue: create it with --addons kueue", "explain", "workload", "third", "--name", "plain")
+	thirdFile := filepath.Join(t.TempDir(), "third.json")
+	third := queuedJob("third", "1h")
+	third.TypeMeta = metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}
+	data, err := json.Marshal(third)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, thirdFile, data)
+	e.fails("the cluster runs no Kueue: create it with --addons kueue", "kueue", "simulate", "-f", thirdFile, "--name", "plain")
 }
 
 // workloadOf is the Workload of a Job (Kueue names it after the Job).
@@ -339,13 +348,40 @@ func TestKueueCohortBorrowingAndPreemption(t *testing.T) {
 	client := e.client()
 	dyn := dynamic.NewForConfigOrDie(mustConfig(t, e.kubeconfig))
 	ctx := context.Background()
-	submit := func(name, queue, priority, cpu string) {
-		t.Helper()
+	job := func(name, queue, priority, cpu string) *batchv1.Job {
 		j := queuedJob(name, "1h")
+		j.TypeMeta = metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}
 		j.Labels["kueue.x-k8s.io/queue-name"] = queue
 		j.Labels["kueue.x-k8s.io/priority-class"] = priority
 		j.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse(cpu)
-		if _, err := client.BatchV1().Jobs("default").Create(ctx, j, metav1.CreateOptions{}); err != nil {
+		return j
+	}
+	// simulate asks `kubesim kueue simulate` about the Job, which must
+	// leave the cluster as it was.
+	simulate := func(name, queue, priority, cpu string) fitAnswer {
+		t.Helper()
+		before := workloadNames(t, ctx, dyn)
+		data, err := json.Marshal(job(name, queue, priority, cpu))
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), name+".json")
+		writeFile(t, file, data)
+		var a fitAnswer
+		if err := json.Unmarshal([]byte(e.must("kueue", "simulate", "-f", file, "--name", "cohort", "-o", "json").stdout), &a); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.BatchV1().Jobs("default").Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("kueue simulate left Job %s in the cluster: %v", name, err)
+		}
+		if after := workloadNames(t, ctx, dyn); !slices.Equal(before, after) {
+			t.Errorf("kueue simulate changed the cluster's Workloads: %v, then %v", before, after)
+		}
+		return a
+	}
+	submit := func(name, queue, priority, cpu string) {
+		t.Helper()
+		if _, err := client.BatchV1().Jobs("default").Create(ctx, job(name, queue, priority, cpu), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, time.Minute, "a Workload for Job "+name, func() error {
@@ -373,6 +409,10 @@ func TestKueueCohortBorrowingAndPreemption(t *testing.T) {
 		})
 	}
 
+	// Test 4 of issue 53: the simulated answer is what submitting does.
+	if a := simulate("a-low-4", "a", "low", "4"); a.Verdict != "admitted" || a.Workload.ClusterQueue != "a" {
+		t.Errorf("simulate a-low-4 into the empty queue: %+v, want admitted to a", a)
+	}
 	submit("a-low-4", "a", "low", "4")
 	// Borrows 2 of b's 4; the lowest priority makes it the one b's
 	// reclaim takes (Kueue's own order; not a tie to break by time).
@@ -380,9 +420,21 @@ func TestKueueCohortBorrowingAndPreemption(t *testing.T) {
 	wantAdmitted("a's 4 CPUs and 2 borrowed in use", []string{"a-low-4", "a-low-2"}, nil)
 	// Would borrow past the limit; of the lowest priority too, so it
 	// cannot take a-low-2's place by preempting it within a.
+	pending := simulate("a-low-1", "a", "lowest", "1")
 	submit("a-low-1", "a", "lowest", "1")
 	wantAdmitted("a's borrowing limit reached: the third pending", []string{"a-low-4", "a-low-2"}, []string{"a-low-1"})
+	if _, _, message := jobWorkloadCondition(ctx, dyn, "a-low-1", "QuotaReserved"); pending.Verdict != "pending" || pending.Why != message || message == "" {
+		t.Errorf("simulate a-low-1: %s %q; submitted, Kueue says %q", pending.Verdict, pending.Why, message)
+	}
 
+	reclaim := simulate("b-4", "b", "low", "4")
+	a2, err := workloadOf(ctx, dyn, "a-low-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reclaim.Verdict != "preempts" || len(reclaim.Preempted) != 1 || reclaim.Preempted[0].Name != a2.GetName() || reclaim.Preempted[0].Reason != "InCohortReclamation" {
+		t.Errorf("simulate b-4: %+v, want it to preempt %s (InCohortReclamation)", reclaim, a2.GetName())
+	}
 	submit("b-4", "b", "low", "4")
 	wantAdmitted("b reclaims its quota: a-low-2 preempted and requeued", []string{"a-low-4", "b-4"}, []string{"a-low-2", "a-low-1"})
 	if s, reason, _ := jobWorkloadCondition(ctx, dyn, "a-low-2", "Preempted"); s != "True" || reason != "InCohortReclamation" {
@@ -397,6 +449,32 @@ func TestKueueCohortBorrowingAndPreemption(t *testing.T) {
 	if j, err := client.BatchV1().Jobs("default").Get(ctx, "a-low-4", metav1.GetOptions{}); err != nil || !ptr.Deref(j.Spec.Suspend, false) {
 		t.Errorf("the preempted Job is not suspended again (requeued): %v", err)
 	}
+}
+
+// fitAnswer is what `kubesim kueue simulate -o json` says.
+type fitAnswer struct {
+	Verdict   string
+	Why       string
+	Workload  struct{ ClusterQueue string }
+	Preempted []struct{ Name, Reason string }
+}
+
+// workloadNames are the Workloads of the default namespace, with the
+// state of their conditions, sorted.
+func workloadNames(t *testing.T, ctx context.Context, dyn dynamic.Interface) []string {
+	t.Helper()
+	list, err := dyn.Resource(workloadsGVR).Namespace("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, w := range list.Items {
+		admitted, _, _ := workloadCondition(&w, "Admitted")
+		preempted, _, _ := workloadCondition(&w, "Preempted")
+		out = append(out, w.GetName()+" admitted="+admitted+" preempted="+preempted)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // jobWorkloadCondition is a condition of a Job's Workload.
@@ -444,6 +522,19 @@ steps:
                 containers: [{name: c, image: trainer, resources: {requests: {cpu: "4"}}}]
 - wait: {workloads: {queue: team, state: admitted, count: 2}}
   timeout: 1m
+- name: would a fourth fit
+  kueueSimulate:
+    resource:
+      apiVersion: batch/v1
+      kind: Job
+      metadata: {name: train-d, labels: {kueue.x-k8s.io/queue-name: team}}
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers: [{name: c, image: trainer, resources: {requests: {cpu: "4"}}}]
+    expect: pending
+    why: insufficient unused quota for cpu in flavor default-flavor
 - assert:
   - workloads: {queue: team, state: pending, count: 1}
   - workloads: {localQueue: team, state: admitted, count: 3}
@@ -461,7 +552,7 @@ func TestKueueScenario(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stdout, "FAILED queue") {
 		t.Fatalf("want exit 1, the last assertion failing: %s", r)
 	}
-	for _, want := range []string{"✓ wait", "✓ workloads of ClusterQueue team pending = 1", "✗ workloads of LocalQueue default/team admitted = 3", "actual:   2"} {
+	for _, want := range []string{"✓ wait", "✓ would a fourth fit", "✓ workloads of ClusterQueue team pending = 1", "✗ workloads of LocalQueue default/team admitted = 3", "actual:   2"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)
 		}

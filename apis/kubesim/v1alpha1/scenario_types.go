@@ -98,6 +98,9 @@ type Step struct {
 	// as `kubesim federate` does; the step names its clusters, so it takes
 	// no `cluster:`.
 	Federate []string `json:"federate,omitempty"`
+	// KueueSimulate asks Kueue what it would do with a Job now, in a copy
+	// of the cluster (kubesim kueue simulate): the cluster is not touched.
+	KueueSimulate *KueueSimulateStep `json:"kueueSimulate,omitempty"`
 
 	// Line is where the step starts in its file, for messages.
 	Line int `json:"-"`
@@ -308,6 +311,21 @@ type DescheduleStep struct {
 	Profiles []string `json:"profiles,omitempty"`
 	Policy   string   `json:"policy,omitempty"`
 	DryRun   bool     `json:"dryRun,omitempty"`
+}
+
+// KueueSimulateStep is a Job (from a file, or inline) to ask Kueue about,
+// in Namespace unless it names its own (default "default"), and the
+// verdict the step requires, if any: admitted, quotaReserved, pending or
+// preempts. Why, when set, must be part of Kueue's message for a pending
+// Job.
+//
+// +kubebuilder:object:generate=false
+type KueueSimulateStep struct {
+	File      string `json:"file,omitempty"`
+	Resource  Object `json:"resource,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Expect    string `json:"expect,omitempty"`
+	Why       string `json:"why,omitempty"`
 }
 
 // WaitStep waits (watching, not polling) until its assertion holds, for at
