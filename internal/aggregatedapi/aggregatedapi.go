@@ -117,11 +117,10 @@ func (r Registration) Register(ctx context.Context, d clusterdir.Dir, port int) 
 	if err != nil {
 		return err
 	}
-	cfg, err := credentials.AdminConfig(d)
+	cfg, err := credentials.SetupConfig(d, 10*time.Second)
 	if err != nil {
 		return err
 	}
-	cfg.Timeout = 10 * time.Second
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -178,11 +177,10 @@ func (r Registration) FollowPort(d clusterdir.Dir, port int) error {
 	if _, err := os.Stat(d.StartedFile()); err != nil {
 		return nil
 	}
-	cfg, err := credentials.AdminConfig(d)
+	cfg, err := credentials.SetupConfig(d, 5*time.Second)
 	if err != nil {
 		return err
 	}
-	cfg.Timeout = 5 * time.Second
 	agg, err := aggregator.NewForConfig(cfg)
 	if err != nil {
 		return err

@@ -7,12 +7,16 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
+	"github.com/kubesim/kubesim/internal/clusterclock"
 	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/controlplane"
 	"github.com/kubesim/kubesim/internal/credentials"
 	"github.com/kubesim/kubesim/internal/supervisor"
 )
@@ -27,6 +31,9 @@ type Fork struct {
 	dir clusterdir.Dir
 	tmp string
 }
+
+// forkScale is the most a copy's clock runs faster than real time.
+const forkScale = 2
 
 // Fork copies the running cluster name and starts the copy. The copy runs
 // what the cluster runs but for what acts on its own schedule and would
@@ -56,6 +63,15 @@ func (p *Provider) Fork(ctx context.Context, name string, wait time.Duration) (_
 	fc.Descheduler = v1alpha1.Descheduler{}
 	fc.Autoscaler = v1alpha1.Autoscaler{}
 	fc.Networking.APIServerPort = 0 // the cluster's own holds it
+	if clock := c.Status.Clock; clock != nil && clock.Scale > forkScale {
+		// The copy answers for this moment: it goes on from the cluster's
+		// time, but at twice real time. At 60× its API server, starting on
+		// restored data, gives up on its reads (it waits for its caches
+		// three seconds of cluster time, 50 ms of real time) faster than
+		// its caches fill.
+		now := clusterclock.RealNow()
+		fc.Status.Clock = &v1alpha1.Clock{Scale: forkScale, Epoch: clock.Now(now).UnixNano(), Anchor: now.UnixNano()}
+	}
 	f.dir = clusterdir.For(f.p.Home, fc.Name)
 	if err := os.MkdirAll(f.dir.Path, 0o700); err != nil {
 		return nil, err
@@ -63,6 +79,14 @@ func (p *Provider) Fork(ctx context.Context, name string, wait time.Duration) (_
 	// Fresh ports and credentials; the clock, stages and policies are the
 	// cluster's, as resolved when it was made.
 	if err := writeClusterFiles(f.dir, fc); err != nil {
+		return nil, err
+	}
+	// The cluster's ports, which the copy's API server must not reach.
+	var ports []string
+	for _, port := range controlplane.UsedPorts(c) {
+		ports = append(ports, strconv.Itoa(port))
+	}
+	if err := os.WriteFile(controlplane.CopiedPortsFile(f.dir), []byte(strings.Join(ports, "\n")+"\n"), 0o600); err != nil {
 		return nil, err
 	}
 	if err := stageEtcd(f.dir, fc, data); err != nil {
@@ -82,8 +106,8 @@ func (p *Provider) Fork(ctx context.Context, name string, wait time.Duration) (_
 		return nil, err
 	}
 	// Until the copy's components are set up, the webhooks and
-	// APIServices it copied point at the cluster's: they answer admission
-	// reviews, which change nothing there.
+	// APIServices it copied point at the cluster's ports, which its egress
+	// proxy refuses (controlplane.CopiedPortsFile).
 	if err := supervisor.Launch(ctx, f.p.Home, f.dir, wait); err != nil {
 		return nil, fmt.Errorf("starting a copy of cluster %q: %w", name, err)
 	}

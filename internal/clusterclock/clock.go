@@ -91,6 +91,19 @@ func Own() *v1alpha1.Clock {
 	return &v1alpha1.Clock{Scale: int32(scale), Epoch: epoch, Anchor: anchor}
 }
 
+// RealNow is the real time, whichever clock this process runs on: what a
+// certificate made on a cluster's clock (a copy of a running scaled
+// cluster, made by a command on its clock) must be valid from, for the
+// supervisor, which keeps real time, to accept it.
+func RealNow() time.Time {
+	now := time.Now()
+	c := Own()
+	if c == nil {
+		return now
+	}
+	return time.Unix(0, c.Anchor+(now.UnixNano()-c.Epoch)/int64(c.Scale))
+}
+
 // Env is what puts a process started with it on clock c (nothing for nil).
 func Env(c *v1alpha1.Clock) []string {
 	if c == nil {

@@ -48,7 +48,7 @@ func apiServerComponent() component.Component {
 var apiServerWebhookClient = component.Identity{File: "apiserver-webhook-client", User: credentials.APIServerWebhookClientUser}
 
 func apiServerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
-	return []string{
+	return append(scaledRequestTimeout(c), []string{
 		"--bind-address=" + credentials.Loopback,
 		"--secure-port=" + strconv.Itoa(c.Status.Ports.APIServer()),
 		// Over etcd's unix socket, without TLS: every write, and every
@@ -106,7 +106,18 @@ func apiServerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 		// returns is the same. extraArgs kube-apiserver
 		// --watch-cache-sizes= brings it back.
 		"--watch-cache-sizes=pods#0",
+	}...)
+}
+
+// scaledRequestTimeout: serving a request is real work, which the API
+// server times on the cluster's clock. At 60× upstream's 60 s would cut
+// a request off at one real second (a big CRD's create under load takes
+// longer); on a scaled clock it is kept that long in real time.
+func scaledRequestTimeout(c *v1alpha1.Cluster) []string {
+	if c.Status == nil || c.Status.Clock == nil || c.Status.Clock.Scale <= 1 {
+		return nil
 	}
+	return []string{"--request-timeout=" + (time.Minute * time.Duration(c.Status.Clock.Scale)).String()}
 }
 
 func tolerationSeconds(c *v1alpha1.Cluster) string {

@@ -203,11 +203,10 @@ func installCRD(ctx context.Context, d clusterdir.Dir, manifest []byte) error {
 	if err := yaml.UnmarshalStrict(manifest, crd); err != nil {
 		return fmt.Errorf("embedded CRD: %w", err)
 	}
-	cfg, err := credentials.AdminConfig(d)
+	cfg, err := credentials.SetupConfig(d, 10*time.Second)
 	if err != nil {
 		return err
 	}
-	cfg.Timeout = 10 * time.Second
 	client, err := apiextensionsclient.NewForConfig(cfg)
 	if err != nil {
 		return err

@@ -25,11 +25,10 @@ func createClusterStages(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Clus
 	if c.Status == nil || len(c.Status.Stages) == 0 {
 		return nil
 	}
-	cfg, err := credentials.AdminConfig(d)
+	cfg, err := credentials.SetupConfig(d, 10*time.Second)
 	if err != nil {
 		return err
 	}
-	cfg.Timeout = 10 * time.Second
 	client, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return err

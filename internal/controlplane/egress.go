@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kubesim/kubesim/internal/clusterdir"
@@ -64,6 +65,10 @@ func CheckSocketPath(d clusterdir.Dir) error {
 // writes its configuration), with the routes of the components the
 // cluster runs.
 func ServeEgress(ctx context.Context, d clusterdir.Dir, routes []component.Route, logf func(string, ...any)) error {
+	copied, err := readCopiedPorts(d)
+	if err != nil {
+		return fmt.Errorf("egress proxy: %w", err)
+	}
 	sock := egressSocket(d)
 	_ = os.Remove(sock) // left by a supervisor that was killed
 	l, err := net.Listen("unix", sock)
@@ -80,7 +85,7 @@ func ServeEgress(ctx context.Context, d clusterdir.Dir, routes []component.Route
 			if err != nil {
 				return
 			}
-			go handleConnect(conn, d, routes, logf)
+			go handleConnect(conn, d, routes, copied, logf)
 		}
 	}()
 	return nil
@@ -88,7 +93,7 @@ func ServeEgress(ctx context.Context, d clusterdir.Dir, routes []component.Route
 
 // handleConnect answers one CONNECT: to a routed port by its socket, to
 // loopback by TCP, to the rest with a refusal.
-func handleConnect(conn net.Conn, d clusterdir.Dir, routes []component.Route, logf func(string, ...any)) {
+func handleConnect(conn net.Conn, d clusterdir.Dir, routes []component.Route, copied map[string]bool, logf func(string, ...any)) {
 	defer conn.Close()
 	br := bufio.NewReader(conn)
 	req, err := http.ReadRequest(br)
@@ -117,7 +122,11 @@ func handleConnect(conn net.Conn, d clusterdir.Dir, routes []component.Route, lo
 		break
 	}
 	if target == nil {
-		if why := refusal(host, port); why != "" {
+		why := refusal(host, port)
+		if why == "" && copied[port] {
+			why = "port " + port + " is the copied cluster's: its copy does not call its webhooks or APIs"
+		}
+		if why != "" {
 			fmt.Fprintf(conn, "HTTP/1.1 501 kubesim: %s\r\n\r\n", why)
 			return
 		}
@@ -134,6 +143,29 @@ func handleConnect(conn net.Conn, d clusterdir.Dir, routes []component.Route, lo
 	go func() { _, _ = io.Copy(target, br); done <- struct{}{} }()
 	go func() { _, _ = io.Copy(conn, target); done <- struct{}{} }()
 	<-done
+}
+
+// CopiedPortsFile, in a copy of a cluster (cluster.Fork), lists that
+// cluster's loopback ports, one a line. The copy's webhook configurations
+// and APIServices, copied with its objects, point there until its own
+// components register theirs: its egress proxy refuses them, so that the
+// copy never calls the cluster's servers (nor floods their logs with
+// refusals of its credentials).
+func CopiedPortsFile(d clusterdir.Dir) string { return filepath.Join(d.Path, "copied-ports") }
+
+func readCopiedPorts(d clusterdir.Dir) (map[string]bool, error) {
+	data, err := os.ReadFile(CopiedPortsFile(d))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	ports := map[string]bool{}
+	for _, p := range strings.Fields(string(data)) {
+		ports[p] = true
+	}
+	return ports, nil
 }
 
 // refusal says why the proxy will not connect to host:port, or "" if it will.

@@ -57,7 +57,7 @@ func TestEgressKubeletPort(t *testing.T) {
 		t.Helper()
 		client, server := net.Pipe()
 		defer client.Close()
-		go handleConnect(server, d, usage.Component().Routes, t.Logf)
+		go handleConnect(server, d, usage.Component().Routes, nil, t.Logf)
 		fmt.Fprint(client, "CONNECT 10.64.0.1:10250 HTTP/1.1\r\nHost: 10.64.0.1:10250\r\n\r\n")
 		status, err := bufio.NewReader(client).ReadString('\n')
 		if err != nil {
@@ -89,5 +89,53 @@ func TestEgressKubeletPort(t *testing.T) {
 	l.Close() // the socket stays, nothing answers: a usage-metrics that died
 	if got := connect(); !strings.Contains(got, "502") || !strings.Contains(got, "usage-metrics") {
 		t.Errorf("with a socket nothing answers: %q", got)
+	}
+}
+
+// A copy of a cluster refuses the copied cluster's ports, and connects
+// other loopback ports (a webhook a user serves there) as any cluster.
+func TestEgressRefusesTheCopiedClustersPorts(t *testing.T) {
+	d := clusterdir.For(t.TempDir(), "copy")
+	if err := os.MkdirAll(d.Path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(CopiedPortsFile(d), []byte("41000\n41001\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	copied, err := readCopiedPorts(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Close()
+	go func() {
+		for {
+			c, err := open.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	connect := func(addr string) string {
+		t.Helper()
+		client, server := net.Pipe()
+		defer client.Close()
+		go handleConnect(server, d, nil, copied, t.Logf)
+		fmt.Fprintf(client, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr)
+		status, err := bufio.NewReader(client).ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		return status
+	}
+	if got := connect("127.0.0.1:41001"); !strings.Contains(got, "501") || !strings.Contains(got, "port 41001 is the copied cluster's") {
+		t.Errorf("the copied cluster's port: %q", got)
+	}
+	if got := connect(open.Addr().String()); !strings.Contains(got, "200") {
+		t.Errorf("another loopback port: %q", got)
 	}
 }

@@ -303,13 +303,12 @@ func firstIP(cidr string) (net.IP, error) {
 
 // AdminClient is a client of the cluster as its admin: protobuf, no
 // client-side throttling (kubesim's own bulk work must not be paced), and
-// each request bounded by timeout.
+// each request bounded by timeout of real time (SetupConfig).
 func AdminClient(d clusterdir.Dir, timeout time.Duration) (kubernetes.Interface, error) {
-	cfg, err := AdminConfig(d)
+	cfg, err := SetupConfig(d, timeout)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Timeout = timeout
 	return kubernetes.NewForConfig(cfg)
 }
 
@@ -322,6 +321,22 @@ func AdminConfig(d clusterdir.Dir) (*rest.Config, error) {
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	cfg.QPS, cfg.Burst = 100000, 100000
+	return cfg, nil
+}
+
+// SetupConfig is AdminConfig for kubesim's own set-up writes, each bounded
+// by timeout of real time: the API server reads a request's timeout on the
+// cluster's clock, where at 60× the 10 s of a CRD's create would be a
+// sixth of a real second, so it is sent scaled.
+func SetupConfig(d clusterdir.Dir, timeout time.Duration) (*rest.Config, error) {
+	cfg, err := AdminConfig(d)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Timeout = timeout
+	if c, err := d.Load(); err == nil && c.Status != nil && c.Status.Clock != nil && c.Status.Clock.Scale > 1 {
+		cfg.Timeout *= time.Duration(c.Status.Clock.Scale)
+	}
 	return cfg, nil
 }
 

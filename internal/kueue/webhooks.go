@@ -64,11 +64,10 @@ func register(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error 
 	if err != nil {
 		return err
 	}
-	cfg, err := credentials.AdminConfig(d)
+	cfg, err := credentials.SetupConfig(d, 10*time.Second)
 	if err != nil {
 		return err
 	}
-	cfg.Timeout = 10 * time.Second
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err

@@ -20,6 +20,8 @@ import (
 
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
+
+	"github.com/kubesim/kubesim/internal/clusterclock"
 )
 
 // validity of every certificate kubesim issues: simulated clusters are
@@ -75,7 +77,8 @@ func NewCA(commonName string) (*KeyPair, error) {
 	if err != nil {
 		return nil, err
 	}
-	cert, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: commonName}, key)
+	// Valid from real time, as the certificates it signs (Issue).
+	cert, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: commonName, NotBefore: clusterclock.RealNow().Add(-time.Hour)}, key)
 	if err != nil {
 		return nil, fmt.Errorf("self-signing CA %q: %w", commonName, err)
 	}
@@ -109,7 +112,8 @@ func (ca *KeyPair) Issue(spec CertSpec) (*KeyPair, error) {
 	if spec.Client {
 		usages = append(usages, x509.ExtKeyUsageClientAuth)
 	}
-	now := time.Now()
+	// Real time: the process may run on a cluster's clock, ahead of it.
+	now := clusterclock.RealNow()
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
 		Subject:      pkix.Name{CommonName: spec.CommonName, Organization: spec.Organizations},

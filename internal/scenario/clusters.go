@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -57,6 +58,8 @@ type target struct {
 	explainer *explain.Client
 	// hpas samples the cluster's HorizontalPodAutoscalers for the report.
 	hpas hpaSamples
+	// queues samples Kueue's ClusterQueues, in a cluster running Kueue.
+	queues queueSamples
 	// fleet records its nodes and Pending pods as they change; run is the
 	// scenario's run, whose steps windows start at.
 	fleet *fleet
@@ -146,6 +149,22 @@ func (t *target) startInformers() {
 		stop := t.fleet.watchNodeClaims(t)
 		t.stopInfo = func() { stop(); cancel() }
 	}
+	if t.hasKueue() {
+		t.watchResource(clusterQueues, t.queues.handler())
+	}
+}
+
+// hasKueue: the cluster runs Kueue (made with the add-on, or an existing
+// one serving its ClusterQueues).
+func (t *target) hasKueue() bool {
+	if slices.Contains(t.spec.Addons, "kueue") || t.spec.KueueConfig != "" {
+		return true
+	}
+	if t.spec.Existing == "" {
+		return false
+	}
+	_, err := t.client.Discovery().ServerResourcesForGroupVersion(clusterQueues.GroupVersion().String())
+	return err == nil
 }
 
 // hasKarpenter: the cluster runs Karpenter (made so, or an existing one
@@ -165,7 +184,7 @@ func (t *target) hasKarpenter() bool {
 // on it until the run ends: a cluster without its CRD (DPDBs in one made
 // before them, Kueue's Workloads without the add-on) costs nothing
 // unless a step waits on it.
-func (t *target) watchResource(gvr schema.GroupVersionResource) {
+func (t *target) watchResource(gvr schema.GroupVersionResource, also ...cache.ResourceEventHandler) {
 	t.watchedMu.Lock()
 	defer t.watchedMu.Unlock()
 	if t.watched[gvr] {
@@ -181,6 +200,9 @@ func (t *target) watchResource(gvr schema.GroupVersionResource) {
 		UpdateFunc: func(any, any) { t.notify() },
 		DeleteFunc: func(any) { t.notify() },
 	})
+	for _, h := range also {
+		_, _ = f.ForResource(gvr).Informer().AddEventHandler(h)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := t.stopInfo
 	t.stopInfo = func() { cancel(); f.Shutdown(); stop() }

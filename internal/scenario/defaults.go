@@ -33,6 +33,15 @@ func setClusterDefaults(c *v1alpha1.ScenarioCluster, dir string) {
 	for i, f := range c.StageFiles {
 		c.StageFiles[i] = resolve(dir, f)
 	}
+	if c.KueueConfig != "" {
+		c.KueueConfig = resolve(dir, c.KueueConfig)
+	}
+	if c.Descheduler.Policy != "" {
+		c.Descheduler.Policy = resolve(dir, c.Descheduler.Policy)
+	}
+	if k := c.Autoscaler.Karpenter; k != nil && k.InstanceTypes != "" {
+		k.InstanceTypes = resolve(dir, k.InstanceTypes)
+	}
 	for i := range c.NodeGroups {
 		if g := &c.NodeGroups[i]; g.Template != "" {
 			g.Template = resolve(dir, g.Template)

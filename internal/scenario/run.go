@@ -222,6 +222,7 @@ func runOne(ctx context.Context, f *File, o Options, live Live) *result.Scenario
 				cluster = name
 			}
 			r.result.Autoscalers = append(r.result.Autoscalers, t.hpas.autoscalers(cluster, r.began)...)
+			r.result.Queues = append(r.result.Queues, t.queues.queues(cluster, r.began)...)
 			if f := r.fleetOf(t); f != nil {
 				f.Cluster = cluster
 				r.result.Fleets = append(r.result.Fleets, f)

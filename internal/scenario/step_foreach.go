@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"strconv"
 
 	"go.yaml.in/yaml/v3"
 
@@ -80,8 +81,13 @@ func expandForeach(steps *yaml.Node) error {
 			name = v.Value
 		}
 		values, body := child(fe, "values"), child(fe, "steps")
+		if values != nil && values.Kind == yaml.MappingNode {
+			if err := expandRange(values); err != nil {
+				return err
+			}
+		}
 		if values == nil || values.Kind != yaml.SequenceNode || len(values.Content) == 0 {
-			return lineError(orNode(values, fe), "foreach.values: required, a list such as [3, 4, 5]")
+			return lineError(orNode(values, fe), "foreach.values: required, a list such as [3, 4, 5] or a range {from: 1, to: 200}")
 		}
 		if body == nil || body.Kind != yaml.SequenceNode || len(body.Content) == 0 {
 			return lineError(orNode(body, fe), "foreach.steps: required, the steps to repeat")
@@ -105,6 +111,41 @@ func expandForeach(steps *yaml.Node) error {
 			}
 		}
 	}
+	return nil
+}
+
+// maxRange bounds a range of values: each is a copy of the steps.
+const maxRange = 10000
+
+// expandRange turns values: {from: A, to: B} into the list A, A+1, …, B.
+func expandRange(values *yaml.Node) error {
+	bound := func(key string) (int, error) {
+		n := child(values, key)
+		if n == nil {
+			return 0, lineError(values, "foreach.values: a range wants from and to, such as {from: 1, to: 200}")
+		}
+		v, err := strconv.Atoi(n.Value)
+		if err != nil {
+			return 0, lineError(n, "foreach.values.%s: %q is not a whole number", key, n.Value)
+		}
+		return v, nil
+	}
+	from, err := bound("from")
+	if err != nil {
+		return err
+	}
+	to, err := bound("to")
+	if err != nil {
+		return err
+	}
+	if to < from || to-from >= maxRange {
+		return lineError(values, "foreach.values: from %d to %d; give to ≥ from, at most %d values", from, to, maxRange)
+	}
+	seq := make([]*yaml.Node, 0, to-from+1)
+	for i := from; i <= to; i++ {
+		seq = append(seq, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: strconv.Itoa(i), Line: values.Line, Column: values.Column})
+	}
+	values.Kind, values.Tag, values.Content, values.Style = yaml.SequenceNode, "!!seq", seq, yaml.FlowStyle
 	return nil
 }
 

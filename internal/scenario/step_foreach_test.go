@@ -108,3 +108,24 @@ func iterationSteps(s *v1alpha1.Step) [][]v1alpha1.Step {
 	}
 	return out
 }
+
+// values: {from, to} is the whole numbers between, a parameter giving a
+// bound; a bad range is refused on its line.
+func TestForeachOverARange(t *testing.T) {
+	passed, names, _ := runSteps(t, `steps:
+- foreach: {var: n, values: {from: 3, to: 5}, steps: [{name: nap, sleep: 1ms}]}
+`)
+	if want := []string{"nap [n=3]", "nap [n=4]", "nap [n=5]"}; !passed || !slices.Equal(names, want) {
+		t.Errorf("got %v, want %v", names, want)
+	}
+	for text, want := range map[string]string{
+		"steps:\n- foreach: {values: {from: 1}, steps: [{sleep: 1s}]}\n":             `:4: foreach.values: a range wants from and to`,
+		"steps:\n- foreach: {values: {from: 1, to: x}, steps: [{sleep: 1s}]}\n":      `:4: foreach.values.to: "x" is not a whole number`,
+		"steps:\n- foreach: {values: {from: 5, to: 1}, steps: [{sleep: 1s}]}\n":      `:4: foreach.values: from 5 to 1; give to ≥ from, at most 10000 values`,
+		"steps:\n- foreach: {values: {from: 1, to: 100000}, steps: [{sleep: 1s}]}\n": `at most 10000 values`,
+	} {
+		if _, err := load(t, head+text, nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %s", text, err, want)
+		}
+	}
+}

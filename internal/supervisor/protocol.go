@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubesim/kubesim/internal/clusterclock"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/component"
 	"github.com/kubesim/kubesim/internal/controlplane"
@@ -143,6 +144,9 @@ func Kill(ctx context.Context, d clusterdir.Dir, logf func(string, ...any)) erro
 }
 
 func stop(ctx context.Context, d clusterdir.Dir, logf func(string, ...any), kill bool) error {
+	// Waits for processes to exit, real work: as long in real time when
+	// the caller runs on a cluster's clock (kubesim run's, at 60×).
+	stopWait, killWait := clusterclock.Stretch(stopWait), clusterclock.Stretch(killWait)
 	rec, err := readPIDFile(d)
 	if err == nil && !rec.isSupervisorOf(d) {
 		err = fmt.Errorf("process %d is not its supervisor", rec.pid)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -52,7 +53,8 @@ type ScenarioCluster struct {
 	// ClusterSpec is the cluster's options, as in a Cluster file, but for
 	// the few a scenario cannot set (internal/scenario's notInScenario says
 	// which and why). Paths (from, auditPolicy, stageFiles, nodeGroups'
-	// templates) are relative to the scenario's file. NodeGroups' nodes are
+	// templates, kueueConfig, descheduler.policy, Karpenter's
+	// instanceTypes) are relative to the scenario's file. NodeGroups' nodes are
 	// made by the run once the cluster is up. TimeScale also puts the run's
 	// own waits, sleeps and timeouts on the cluster's clock; a scenario's
 	// clusters share one scale.
@@ -395,6 +397,24 @@ type Assertion struct {
 	MaxNodes      *NodeBound     `json:"maxNodes,omitempty"`
 	MaxDisrupting *NodeBound     `json:"maxDisrupting,omitempty"`
 	Cost          *CostAssertion `json:"cost,omitempty"`
+	// ClusterQueue bounds a Kueue ClusterQueue over a window, from the
+	// status Kueue kept of it: never more than these at once.
+	ClusterQueue *ClusterQueueBound `json:"clusterQueue,omitempty"`
+}
+
+// ClusterQueueBound: over the window since the step Since names (default
+// the first), the ClusterQueue Name never had more than MaxAdmitted
+// Workloads admitted, MaxPending pending, or MaxInUse of a resource
+// (summed over its flavors) in use by its admitted Workloads, at once.
+// At least one bound.
+//
+// +kubebuilder:object:generate=false
+type ClusterQueueBound struct {
+	Name        string                       `json:"name"`
+	MaxAdmitted *int32                       `json:"maxAdmitted,omitempty"`
+	MaxPending  *int32                       `json:"maxPending,omitempty"`
+	MaxInUse    map[string]resource.Quantity `json:"maxInUse,omitempty"`
+	Since       string                       `json:"since,omitempty"`
 }
 
 // WorkloadsAssertion counts Kueue's Workloads in a state: of the

@@ -14,6 +14,7 @@ var reportTemplate = template.Must(template.New("report").Funcs(template.FuncMap
 	"svg":      svg,
 	"hpaChart": hpaChart,
 	"fleet":    fleetSection,
+	"queues":   queueSection,
 	"join":     func(s []string) string { return strings.Join(s, "; ") },
 	"list":     func(s []string) string { return strings.Join(s, ", ") },
 	// firstNodes bounds an explanation's table: the most telling rows come first.
@@ -115,6 +116,7 @@ table.fleettable td,table.startup td{font-size:13px}
 <div class="timeline">{{range $s := $r.Steps}}<div class="tl{{if $s.Failed}} failed{{end}}"><span class="lbl">{{$s.Name}} <small>{{secs $s.Duration}}</small></span><span class="track"><span class="bar" style="left:{{barLeft $r $s}};width:{{barWidth $r $s}}" title="at {{secs $s.Start}}, took {{secs $s.Duration}}"></span></span></div>{{end}}</div>
 {{range $a := $r.Autoscalers}}{{hpaChart $r $a}}{{end}}
 {{fleet $r}}
+{{queues $r}}
 <button class="toggle" type="button">show only failures</button>
 {{range $s := $r.Steps}}{{if or $s.Placement $s.Assertions $s.Error $s.Drain}}
 <div class="step{{if $s.Failed}} failed{{end}}">

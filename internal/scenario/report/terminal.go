@@ -92,6 +92,16 @@ func (t *Terminal) ScenarioDone(r *result.Scenario) {
 		}
 		fmt.Fprintf(t.Out, "  %s:\n%s", head, indent(f.Text(), "      "))
 	}
+	if len(r.Queues) > 0 {
+		fmt.Fprintf(t.Out, "  queues:\n")
+		for _, q := range r.Queues {
+			text := q.Text()
+			if q.Cluster != "" {
+				text = "[" + q.Cluster + "] " + text
+			}
+			fmt.Fprint(t.Out, indent(text, "      "))
+		}
+	}
 	verdict := "PASSED"
 	if !r.Passed {
 		verdict = "FAILED"

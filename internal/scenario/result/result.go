@@ -3,6 +3,9 @@
 package result
 
 import (
+	"fmt"
+	"math"
+	"strings"
 	"time"
 
 	"github.com/kubesim/kubesim/internal/explain"
@@ -25,6 +28,37 @@ type Scenario struct {
 	// Fleets are the nodes and Pending pods of each cluster with a node
 	// autoscaler, as they changed.
 	Fleets []*Fleet `json:"fleets,omitempty"`
+	// Queues are Kueue's ClusterQueues, each sampled as its status
+	// changed.
+	Queues []*Queue `json:"queues,omitempty"`
+}
+
+// Queue is one ClusterQueue of Kueue over the run.
+type Queue struct {
+	Name    string       `json:"name"`
+	Cluster string       `json:"cluster,omitempty"`
+	Cohort  string       `json:"cohort,omitempty"`
+	Quotas  []QueueQuota `json:"quotas"`
+	// Samples are the queue's counts and the quota in use, from when
+	// each was so (since the scenario began).
+	Samples []QueueSample `json:"samples"`
+}
+
+// QueueQuota is a ClusterQueue's nominal quota of a resource in a flavor.
+type QueueQuota struct {
+	Flavor   string  `json:"flavor"`
+	Resource string  `json:"resource"`
+	Nominal  float64 `json:"nominal"`
+}
+
+// QueueSample is a ClusterQueue's status at a moment: its pending and
+// admitted Workloads and, for each of its quotas in order, what its
+// admitted Workloads use (more than nominal: borrowed from its cohort).
+type QueueSample struct {
+	At       time.Duration `json:"at"`
+	Pending  int32         `json:"pending"`
+	Admitted int32         `json:"admitted"`
+	Used     []float64     `json:"used"`
 }
 
 // Step is what came of one step.
@@ -71,4 +105,35 @@ type Outcome struct {
 	Passed   bool   `json:"passed"`
 	Expected string `json:"expected,omitempty"`
 	Actual   string `json:"actual,omitempty"`
+}
+
+// Peaks are the most pending and admitted Workloads the queue had at
+// once, and the most of each quota in use.
+func (q *Queue) Peaks() (pending, admitted int32, used []float64) {
+	used = make([]float64, len(q.Quotas))
+	for _, s := range q.Samples {
+		pending, admitted = max(pending, s.Pending), max(admitted, s.Admitted)
+		for i := range used {
+			if i < len(s.Used) {
+				used[i] = max(used[i], s.Used[i])
+			}
+		}
+	}
+	return pending, admitted, used
+}
+
+// UseText says the most of each quota in use: "cpu 8 of 10 (default-flavor)".
+func (q *Queue) UseText() string {
+	_, _, used := q.Peaks()
+	parts := make([]string, len(q.Quotas))
+	for i, qu := range q.Quotas {
+		parts[i] = fmt.Sprintf("%s %g of %g (%s)", qu.Resource, math.Round(used[i]*1000)/1000, qu.Nominal, qu.Flavor)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Text is the queue's line in a run's summary.
+func (q *Queue) Text() string {
+	pending, admitted, _ := q.Peaks()
+	return fmt.Sprintf("ClusterQueue %s: peak %d pending, %d admitted; most in use: %s\n", q.Name, pending, admitted, q.UseText())
 }
