@@ -558,3 +558,29 @@ func TestKueueScenario(t *testing.T) {
 		}
 	}
 }
+
+// examples/kueue-gpu-queue.yaml, shortened (test 3 of issue 53): Jobs
+// claiming GPUs through DRA queue behind a ClusterQueue's GPU quota at
+// 60×; the quota, not the devices, bounds what runs; the report charts
+// the queue and its GPUs in use, and is read in Chromium as a user would.
+func TestKueueGPUQueueExample(t *testing.T) {
+	e := shortHome(t, newEnv(t))
+	report := filepath.Join(t.TempDir(), "report.html")
+	r := e.run("run", filepath.Join("..", "..", "examples", "kueue-gpu-queue.yaml"), "--set", "jobs=30", "--set", "runFor=5m", "--report", report)
+	t.Logf("%s", r.stdout)
+	if r.code != 0 || !strings.Contains(r.stdout, "PASSED kueue-gpu-queue") {
+		t.Fatalf("example kueue-gpu-queue did not pass: %s", r)
+	}
+	for _, want := range []string{"✓ ClusterQueue training at most 12 admitted, gpu 24 in use at once", "Kueue: default/one-more pending",
+		"ClusterQueue training: peak", "12 admitted; most in use: cpu 48 of 256 (h100); gpu 24 of 24 (h100)"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	dom := renderReport(t, report, "1300,2400", "kueue-gpu-queue-report.png")
+	for _, want := range []string{"Kueue's ClusterQueues", "ClusterQueue training: Workloads admitted and pending", "gpu of h100 (nominal 24)=", "admitted="} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+}
