@@ -3,7 +3,6 @@ package scenario
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -43,20 +42,11 @@ func queueBoundParts(b *v1alpha1.ClusterQueueBound) []string {
 	if b.MaxPending != nil {
 		parts = append(parts, fmt.Sprintf("%d pending", *b.MaxPending))
 	}
-	for _, r := range sortedNames(b.MaxInUse) {
+	for _, r := range sortedKeys(b.MaxInUse) {
 		q := b.MaxInUse[r]
 		parts = append(parts, fmt.Sprintf("%s %s in use", r, q.String()))
 	}
 	return parts
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // queueBound checks the ClusterQueue's recorded status over the window:
@@ -115,7 +105,7 @@ func (v *view) queueBound(b *v1alpha1.ClusterQueueBound) (bool, string, string) 
 	if b.MaxPending != nil {
 		peak("pending", float64(*b.MaxPending), func(s result.QueueSample) float64 { return float64(s.Pending) })
 	}
-	for _, name := range sortedNames(b.MaxInUse) {
+	for _, name := range sortedKeys(b.MaxInUse) {
 		limit := b.MaxInUse[name]
 		if !slices.ContainsFunc(q.Quotas, func(qu result.QueueQuota) bool { return qu.Resource == name }) {
 			return false, want, fmt.Sprintf("ClusterQueue %s has no quota of %s", b.Name, name)

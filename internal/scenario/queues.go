@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -81,15 +82,7 @@ func (q *queueSamples) record(obj any) {
 }
 
 func sameQueueSample(a, b result.QueueSample) bool {
-	if a.Pending != b.Pending || a.Admitted != b.Admitted || len(a.Used) != len(b.Used) {
-		return false
-	}
-	for i := range a.Used {
-		if a.Used[i] != b.Used[i] {
-			return false
-		}
-	}
-	return true
+	return a.Pending == b.Pending && a.Admitted == b.Admitted && slices.Equal(a.Used, b.Used)
 }
 
 // queues are the series recorded, by name, their times since began.
