@@ -127,7 +127,7 @@ func Ask(ctx context.Context, cfg *rest.Config, job *unstructured.Unstructured) 
 	if err != nil {
 		return nil, err
 	}
-	made, err := dyn.Resource(jobs).Namespace(job.GetNamespace()).Create(ctx, job, metav1.CreateOptions{})
+	made, err := create(ctx, dyn, job)
 	if err != nil {
 		return nil, fmt.Errorf("the Job is refused: %w", err)
 	}
@@ -150,6 +150,30 @@ func Ask(ctx context.Context, cfg *rest.Config, job *unstructured.Unstructured) 
 	return a, err
 }
 
+// create submits job, again while the copy's API server says it is not
+// ready for it: a fresh copy fills its caches after it reports ready, and
+// client-go's own retries of a 429, timed on a scaled clock, are over
+// before they are filled.
+func create(ctx context.Context, dyn dynamic.Interface, job *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	for {
+		made, err := dyn.Resource(jobs).Namespace(job.GetNamespace()).Create(ctx, job, metav1.CreateOptions{})
+		if err == nil || !apierrors.IsTooManyRequests(err) {
+			return made, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(clusterclock.Stretch(100 * time.Millisecond)):
+		}
+	}
+}
+
+// notYet is an answer that says to ask again: the copy's caches are
+// still filling ("storage is (re)initializing") or it is busy.
+func notYet(err error) bool {
+	return apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err)
+}
+
 // settle is how long a Workload is watched for a condition Kueue may yet
 // write: Admitted beside QuotaReserved (at once, unless admission checks
 // are to pass), or any on a Workload Kueue may have parked unevaluated.
@@ -164,7 +188,7 @@ func decide(ctx context.Context, dyn dynamic.Interface, k *explain.Kueue, a *Ans
 	var w *kueuev1beta2.Workload
 	for {
 		list, err := dyn.Resource(workloads).Namespace(job.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: constants.JobUIDLabel + "=" + string(job.GetUID())})
-		if err != nil && ctx.Err() == nil {
+		if err != nil && ctx.Err() == nil && !notYet(err) {
 			return nil, err
 		}
 		if err == nil && len(list.Items) > 0 {
