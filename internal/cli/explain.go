@@ -189,7 +189,8 @@ func newExplainWorkloadCommand() *cobra.Command {
 		Long: "For a Workload of Kueue (given by its name, or by the name of its Job or of one of its pods): its\n" +
 			"LocalQueue and ClusterQueue, priority, state and Kueue's reason for it (for a pending Workload, the\n" +
 			"message of its QuotaReserved condition: which quota of which flavor is short), the quota its pod sets\n" +
-			"were admitted with, its requeues, Kueue's conditions and Kueue's events on it and its Job. Read from\n" +
+			"were admitted with, its requeues, the Workloads Kueue preempted for it or the one it was preempted for,\n" +
+			"Kueue's conditions and Kueue's events on it and its Job. Read from\n" +
 			"Kueue's own objects, not recomputed. Needs a cluster made with --addons kueue.",
 		Example: "  kubesim explain workload job-train-3f2a1\n  kubesim explain job train -n ml\n  kubesim explain workload train -o json",
 		Args:    cobra.ExactArgs(1),

@@ -61,11 +61,17 @@ type WorkloadExplanation struct {
 	// Position is the pending Workload's place in its queues, from
 	// Kueue's visibility API; nil when it is not pending or the API does
 	// not answer.
-	Position   *QueuePosition `json:"position,omitempty"`
-	Requeues   int32          `json:"requeues,omitempty"`
-	RequeueAt  *time.Time     `json:"requeueAt,omitempty"`
-	Conditions []Condition    `json:"conditions,omitempty"`
-	Events     []Event        `json:"events,omitempty"`
+	Position *QueuePosition `json:"position,omitempty"`
+	// Preempted are the Workloads Kueue preempted to make room for this
+	// one, while their Preempted condition says so (until readmitted).
+	Preempted []Victim `json:"preempted,omitempty"`
+	// PreemptedBy is the Workload (namespace/name) this one was
+	// preempted for, while it is marked preempted.
+	PreemptedBy string      `json:"preemptedBy,omitempty"`
+	Requeues    int32       `json:"requeues,omitempty"`
+	RequeueAt   *time.Time  `json:"requeueAt,omitempty"`
+	Conditions  []Condition `json:"conditions,omitempty"`
+	Events      []Event     `json:"events,omitempty"`
 }
 
 // QueuePosition is a pending Workload's place in its queues, counted from
@@ -137,6 +143,9 @@ func (k *Kueue) Workload(ctx context.Context, namespace, name string) (*Workload
 		if x.Why, err = k.Bypassed(ctx, w); err != nil {
 			return nil, err
 		}
+	}
+	if x.Preempted, x.PreemptedBy, err = k.preemption(ctx, w); err != nil {
+		return nil, err
 	}
 	if x.State == "Pending" && x.LocalQueue != "" {
 		x.Position = k.position(ctx, w.Namespace, x.LocalQueue, w.Name)

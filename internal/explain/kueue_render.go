@@ -34,6 +34,15 @@ func PrintWorkloadExplanation(w io.Writer, x *WorkloadExplanation) error {
 		fmt.Fprintf(w, ": %s", x.Why)
 	}
 	fmt.Fprintln(w)
+	if x.PreemptedBy != "" {
+		fmt.Fprintf(w, "Preempted to make room for Workload %s\n", x.PreemptedBy)
+	}
+	if len(x.Preempted) > 0 {
+		fmt.Fprintf(w, "Kueue preempted %d workload(s) to make room for it:\n", len(x.Preempted))
+		for _, v := range x.Preempted {
+			fmt.Fprintf(w, "  %s/%s (%s, LocalQueue %s): %s\n", v.Namespace, v.Name, orNone(v.Owner), orNone(v.LocalQueue), v.Reason)
+		}
+	}
 	if p := x.Position; p != nil {
 		fmt.Fprintf(w, "Position (Kueue's visibility API): %s in ClusterQueue %s, %s in LocalQueue %s\n",
 			ordinal(p.InClusterQueue), x.ClusterQueue, ordinal(p.InLocalQueue), x.LocalQueue)

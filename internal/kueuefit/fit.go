@@ -58,17 +58,7 @@ type Answer struct {
 	// when Kueue decided.
 	Workload *explain.WorkloadExplanation `json:"workload"`
 	// Preempted are the workloads Kueue evicted for it.
-	Preempted []Victim `json:"preempted,omitempty"`
-}
-
-// Victim is a workload Kueue preempted for the Job.
-type Victim struct {
-	Namespace  string `json:"namespace"`
-	Name       string `json:"name"`
-	Owner      string `json:"owner,omitempty"` // job/NAME
-	LocalQueue string `json:"localQueue,omitempty"`
-	// Reason is Kueue's (InClusterQueue, InCohortReclamation, …).
-	Reason string `json:"reason"`
+	Preempted []explain.Victim `json:"preempted,omitempty"`
 }
 
 var (
@@ -140,14 +130,13 @@ func Ask(ctx context.Context, cfg *rest.Config, job *unstructured.Unstructured) 
 	if err != nil {
 		return nil, err
 	}
-	if a.Verdict == Pending && strings.Contains(a.Why, "Pending the preemption of") {
-		a.Verdict = Preempts
-		if a.Preempted, err = victims(ctx, dyn, w); err != nil {
-			return nil, err
-		}
+	if a.Workload, err = k.Workload(ctx, w.Namespace, w.Name); err != nil {
+		return nil, err
 	}
-	a.Workload, err = k.Workload(ctx, w.Namespace, w.Name)
-	return a, err
+	if a.Verdict == Pending && strings.Contains(a.Why, "Pending the preemption of") {
+		a.Verdict, a.Preempted = Preempts, a.Workload.Preempted
+	}
+	return a, nil
 }
 
 // create submits job, again while the copy's API server says it is not
@@ -237,32 +226,4 @@ func toWorkload(u *unstructured.Unstructured) (*kueuev1beta2.Workload, error) {
 	w := &kueuev1beta2.Workload{}
 	err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, w)
 	return w, err
-}
-
-// victims are the Workloads Kueue preempted for w: their Preempted
-// condition names w's uid (Kueue writes them before w's own pending
-// message says so).
-func victims(ctx context.Context, dyn dynamic.Interface, w *kueuev1beta2.Workload) ([]Victim, error) {
-	list, err := dyn.Resource(workloads).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	mark := "(UID: " + string(w.UID) + ","
-	var out []Victim
-	for i := range list.Items {
-		v, err := toWorkload(&list.Items[i])
-		if err != nil {
-			return nil, err
-		}
-		c := meta.FindStatusCondition(v.Status.Conditions, kueuev1beta2.WorkloadPreempted)
-		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, mark) {
-			continue
-		}
-		victim := Victim{Namespace: v.Namespace, Name: v.Name, Reason: c.Reason, LocalQueue: string(v.Spec.QueueName)}
-		if o := metav1.GetControllerOf(v); o != nil {
-			victim.Owner = strings.ToLower(o.Kind) + "/" + o.Name
-		}
-		out = append(out, victim)
-	}
-	return out, nil
 }

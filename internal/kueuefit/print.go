@@ -8,7 +8,7 @@ import (
 )
 
 // Print writes the answer as the CLI shows it: the verdict in a line,
-// what was preempted, then explain's account of the Workload.
+// then explain's account of the Workload.
 func Print(w io.Writer, a *Answer, cluster string) error {
 	x := a.Workload
 	switch a.Verdict {
@@ -19,10 +19,7 @@ func Print(w io.Writer, a *Answer, cluster string) error {
 	case Pending:
 		fmt.Fprintf(w, "Job %s would wait in ClusterQueue %s: %s\n", a.Job, orUnknown(x.ClusterQueue), orUnknown(a.Why))
 	case Preempts:
-		fmt.Fprintf(w, "Job %s would be admitted to ClusterQueue %s once Kueue has preempted %d workload(s):\n", a.Job, orUnknown(x.ClusterQueue), len(a.Preempted))
-		for _, v := range a.Preempted {
-			fmt.Fprintf(w, "  %s/%s (%s, LocalQueue %s): %s\n", v.Namespace, v.Name, orUnknown(v.Owner), orUnknown(v.LocalQueue), v.Reason)
-		}
+		fmt.Fprintf(w, "Job %s would be admitted to ClusterQueue %s once Kueue has preempted %d workload(s), listed below.\n", a.Job, orUnknown(x.ClusterQueue), len(a.Preempted))
 	}
 	fmt.Fprintf(w, "Kueue answered in a copy of cluster %q, since deleted: nothing was submitted to the cluster.\n\n", cluster)
 	return explain.PrintWorkloadExplanation(w, x)

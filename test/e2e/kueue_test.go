@@ -440,6 +440,30 @@ func TestKueueCohortBorrowingAndPreemption(t *testing.T) {
 	if s, reason, _ := jobWorkloadCondition(ctx, dyn, "a-low-2", "Preempted"); s != "True" || reason != "InCohortReclamation" {
 		t.Errorf("a-low-2's Preempted: %s %s, want True InCohortReclamation", s, reason)
 	}
+	// explain reads both ends of the preemption from Kueue's condition.
+	b4, err := workloadOf(ctx, dyn, "b-4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var victim, preemptor struct {
+		PreemptedBy string
+		Preempted   []struct{ Name, Owner, Reason string }
+	}
+	if err := json.Unmarshal([]byte(e.must("explain", "workload", "a-low-2", "--name", "cohort", "-o", "json").stdout), &victim); err != nil {
+		t.Fatal(err)
+	}
+	if victim.PreemptedBy != "default/"+b4.GetName() {
+		t.Errorf("explain workload a-low-2: preempted by %q, want default/%s", victim.PreemptedBy, b4.GetName())
+	}
+	if err := json.Unmarshal([]byte(e.must("explain", "job", "b-4", "--name", "cohort", "-o", "json").stdout), &preemptor); err != nil {
+		t.Fatal(err)
+	}
+	if len(preemptor.Preempted) != 1 || preemptor.Preempted[0].Name != a2.GetName() || preemptor.Preempted[0].Owner != "job/a-low-2" || preemptor.Preempted[0].Reason != "InCohortReclamation" {
+		t.Errorf("explain job b-4: preempted %+v, want %s of job/a-low-2 (InCohortReclamation)", preemptor.Preempted, a2.GetName())
+	}
+	if out := e.must("explain", "workload", "a-low-2", "--name", "cohort").stdout; !strings.Contains(out, "Preempted to make room for Workload default/"+b4.GetName()) {
+		t.Errorf("explain workload a-low-2 does not name its preemptor:\n%s", out)
+	}
 
 	submit("a-high-4", "a", "high", "4")
 	wantAdmitted("a higher-priority Job preempts a lower one in its queue", []string{"a-high-4", "b-4"}, []string{"a-low-4", "a-low-2", "a-low-1"})
