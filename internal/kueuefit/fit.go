@@ -202,7 +202,7 @@ func decide(ctx context.Context, dyn dynamic.Interface, k *explain.Kueue, a *Ans
 				return w, nil
 			case qr == nil && time.Since(seen) >= settle:
 				why, err := k.Bypassed(ctx, w)
-				if err != nil {
+				if err != nil && !notYet(err) {
 					return nil, err
 				}
 				if why != "" {
