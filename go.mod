@@ -144,6 +144,7 @@ require (
 	github.com/kubeflow/mpi-operator v0.8.2 // indirect
 	github.com/kubeflow/trainer/v2 v2.2.1 // indirect
 	github.com/kubeflow/training-operator v1.9.3 // indirect
+	github.com/kubesim/kubesim/upstream v0.0.0
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/liggitt/tabwriter v0.0.0-20181228230101-89fcab3d43de // indirect
 	github.com/lithammer/dedent v1.1.0 // indirect
@@ -298,3 +299,5 @@ replace (
 )
 
 replace github.com/kubesim/kubesim/apis => ./apis
+
+replace github.com/kubesim/kubesim/upstream => ./upstream

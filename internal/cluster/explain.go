@@ -6,9 +6,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubesim/kubesim/internal/controlplane"
 	"github.com/kubesim/kubesim/internal/credentials"
 	"github.com/kubesim/kubesim/internal/explain"
-	"github.com/kubesim/kubesim/internal/explain/recorder"
 )
 
 // Explainer returns a client of a running cluster's scheduler records and
@@ -18,7 +18,7 @@ func (p *Provider) Explainer(name string) (*explain.Client, kubernetes.Interface
 	if err != nil {
 		return nil, nil, err
 	}
-	if recorder.Port(c) == 0 {
+	if controlplane.ExplainPort(c) == 0 {
 		return nil, nil, fmt.Errorf("cluster %q was started by a kubesim older than kubesim explain; restart it (kubesim stop cluster, kubesim start cluster) to explain its scheduling", name)
 	}
 	if pods := c.Scheduler.ExplainPods; pods != nil && *pods == 0 {
@@ -36,5 +36,5 @@ func (p *Provider) Explainer(name string) (*explain.Client, kubernetes.Interface
 	if err != nil {
 		return nil, nil, err
 	}
-	return explain.NewClient(recorder.Port(c), tlsConfig), kube, nil
+	return explain.NewClient(controlplane.ExplainPort(c), tlsConfig), kube, nil
 }

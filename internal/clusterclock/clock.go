@@ -35,13 +35,14 @@ import (
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/version"
+	"github.com/kubesim/kubesim/upstream/clock"
 )
 
 // The variables patches/go's runtime reads at process start.
 const (
-	ScaleEnv  = "KUBESIM_TIME_SCALE"
-	EpochEnv  = "KUBESIM_TIME_EPOCH"
-	AnchorEnv = "KUBESIM_TIME_ANCHOR"
+	ScaleEnv  = clock.ScaleEnv
+	EpochEnv  = clock.EpochEnv
+	AnchorEnv = clock.AnchorEnv
 )
 
 // New is the clock of a cluster made now at scale, nil for real time. A
@@ -162,12 +163,7 @@ func hasName(kv string, names ...string) bool {
 // Stretch is d of real time in this process's clock: how long a wait for
 // work that takes real time (a process to start) must be, so that it
 // means the same on every clock.
-func Stretch(d time.Duration) time.Duration {
-	if c := Own(); c != nil {
-		return d * time.Duration(c.Scale)
-	}
-	return d
-}
+func Stretch(d time.Duration) time.Duration { return clock.Stretch(d) }
 
 // RealTime is d of cluster time on clock c in real time (c nil: real
 // time): how long a process on real time (the supervisor) waits for

@@ -8,30 +8,29 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/component"
 	"github.com/kubesim/kubesim/internal/credentials"
 	"github.com/kubesim/kubesim/internal/pki"
+	"github.com/kubesim/kubesim/upstream/components"
 )
 
 // KubeAPIServer is upstream's kube-apiserver, unchanged but for its
 // command line and the files it reads: its entry, arguments, files and
 // readiness. Bootstrap (bootstrap.go) sets it up once it serves.
-const KubeAPIServer = "kube-apiserver"
+const KubeAPIServer = components.KubeAPIServer
 
 // apiServerComponent is the API server's entry.
 func apiServerComponent() component.Component {
 	return component.Component{
 		Name: KubeAPIServer,
-		Main: upstreamMain(apiserver.NewAPIServerCommand),
+		Main: components.Mains()[KubeAPIServer],
 		Args: apiServerArgs, Ready: apiServerServing, Setup: bootstrapThenReady, Prepare: writeAPIServerFiles, Barrier: true,
 		Ports:        []string{""},
 		ClientCerts:  []component.Identity{apiServerWebhookClient},
@@ -229,10 +228,8 @@ func APIServerReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) 
 }
 
 // APIServerReadyPath is the API server's readiness without the post-start
-// hooks whose objects kubesim writes itself (upstreamBootstrapHooks).
-func APIServerReadyPath() string {
-	return "/readyz?exclude=" + strings.Join(upstreamBootstrapHooks, "&exclude=")
-}
+// hooks whose objects kubesim writes itself (components.BootstrapHooks).
+func APIServerReadyPath() string { return components.APIServerReadyPath() }
 
 // apiServerServing asks whether the API server serves requests and reaches
 // etcd; its post-start hooks (a fifth of a second of its start) may still

@@ -11,7 +11,6 @@ import (
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/credentials"
 	"github.com/kubesim/kubesim/internal/dpdb"
-	"github.com/kubesim/kubesim/internal/explain/recorder"
 	"github.com/kubesim/kubesim/internal/version"
 )
 
@@ -65,7 +64,7 @@ func TestUpgradeBringsAnUnversionedClusterUpToDate(t *testing.T) {
 	d, c := newCluster(t)
 	c.Status.FormatVersion = 0
 	c.Status.Ports = slices.DeleteFunc(c.Status.Ports, func(p v1alpha1.Port) bool {
-		return p.Component == dpdb.ComponentName || p.Name == recorder.PortName
+		return p.Component == dpdb.ComponentName || p.Name == ExplainPortName
 	})
 	c.Status.AuditPolicy, c.Status.DeschedulerPolicy = "", ""
 	for _, f := range []string{"etcd-ca.crt", dpdb.ComponentName + ".crt", "dpdb-webhook.crt", "scheduler-explain.crt"} {
@@ -84,7 +83,7 @@ func TestUpgradeBringsAnUnversionedClusterUpToDate(t *testing.T) {
 	if given, err := GiveDeclared(d, c); err != nil || !given {
 		t.Fatalf("GiveDeclared: changed %v, %v", given, err)
 	}
-	webhook, explain := c.Status.Ports.Get(dpdb.ComponentName, ""), recorder.Port(c)
+	webhook, explain := c.Status.Ports.Get(dpdb.ComponentName, ""), ExplainPort(c)
 	if c.Status.FormatVersion != FormatVersion || webhook == 0 || explain == 0 || webhook == explain {
 		t.Errorf("status after the upgrade: %+v", c.Status)
 	}

@@ -4,9 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spf13/cobra"
-	"k8s.io/component-base/cli"
-
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/component"
@@ -85,15 +82,4 @@ func CommandLine(comp component.Component, d clusterdir.Dir, c *v1alpha1.Cluster
 func flagName(arg string) string {
 	name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
 	return name
-}
-
-// upstreamMain is the Main of an upstream component: its own cobra
-// command parses its flags, sets up logging and signals, and runs until
-// terminated.
-func upstreamMain(newCommand func() *cobra.Command) func(args []string) int {
-	return func(args []string) int {
-		cmd := newCommand()
-		cmd.SetArgs(args)
-		return cli.Run(cmd)
-	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/kubesim/kubesim/internal/dpdb"
 	"github.com/kubesim/kubesim/internal/kubeletsim"
 	"github.com/kubesim/kubesim/internal/usage"
+	"github.com/kubesim/kubesim/upstream/recorder"
 )
 
 func testCluster() (clusterdir.Dir, *v1alpha1.Cluster) {
@@ -142,5 +143,13 @@ func TestEveryEntryHasItsMain(t *testing.T) {
 		if comp.Main == nil {
 			t.Errorf("%s has no Main: `kubesim component %s` could not run it", comp.Name, comp.Name)
 		}
+	}
+}
+
+// The recorder's own default, for a scheduler started without
+// --explain-pods, is the cluster spec's.
+func TestExplainPodsDefault(t *testing.T) {
+	if recorder.DefaultPods != int(v1alpha1.DefaultExplainPods) {
+		t.Errorf("recorder.DefaultPods = %d, v1alpha1.DefaultExplainPods = %d: keep them one", recorder.DefaultPods, v1alpha1.DefaultExplainPods)
 	}
 }

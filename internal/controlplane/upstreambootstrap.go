@@ -14,18 +14,6 @@ import (
 	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac/bootstrappolicy"
 )
 
-// The API server's two post-start hooks that write its default objects —
-// the RBAC policy and the system PriorityClasses — first sleep a second
-// (upstream's wait.Poll; patch 0005 makes them try at once), then write
-// one object at a time, so /readyz waits on them. kubesim asks /readyz
-// without them and writes the very same objects itself, many at a time,
-// from the same upstream package, before any component starts; the hooks
-// then find them there. They still run, and still reconcile.
-var upstreamBootstrapHooks = []string{
-	"poststarthook/rbac/bootstrap-roles",
-	"poststarthook/scheduling/bootstrap-system-priority-classes",
-}
-
 // writeUpstreamDefaults creates the API server's default RBAC policy and
 // system PriorityClasses that do not exist yet, many at a time.
 func writeUpstreamDefaults(ctx context.Context, client kubernetes.Interface) error {

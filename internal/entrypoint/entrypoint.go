@@ -12,19 +12,12 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/kubesim/kubesim/internal/component"
 	"github.com/kubesim/kubesim/internal/controlplane"
-	"github.com/kubesim/kubesim/internal/membudget"
-	"github.com/kubesim/kubesim/internal/residency"
-	"github.com/kubesim/kubesim/internal/startprofile"
 	"github.com/kubesim/kubesim/internal/supervisor"
+	"github.com/kubesim/kubesim/upstream/components"
 )
-
-// startupPagesKept is how long after its start a component keeps the pages
-// of the binary its start-up touched.
-const startupPagesKept = 20 * time.Second
 
 // mains are the processes `kubesim component` runs, by name.
 func mains() map[string]func(args []string) int {
@@ -44,11 +37,7 @@ func Run(name string, args []string) int {
 		fmt.Fprintf(os.Stderr, "kubesim component: unknown component %q (one of: %s)\n", name, strings.Join(Names(), ", "))
 		return 2
 	}
-	// Start-up is over well within this; what it alone touched of the
-	// binary need not stay resident.
-	residency.ReleaseAfter(startupPagesKept)
-	membudget.FromEnv()
-	startprofile.FromEnv(name)
+	components.Start(name)
 	return run(args)
 }
 

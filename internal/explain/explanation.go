@@ -6,119 +6,50 @@
 // sits between the scheduler and its framework: it sees every filter
 // verdict and every score the real plugins return for the cluster's
 // profiles, and keeps the last attempt of each pod in the scheduler's
-// memory — never in an API object.
+// memory — never in an API object. Their form is package record's,
+// which every Kubernetes version's scheduler is built with.
 //
 // In a cluster that runs Karpenter, it also reads Karpenter's own state —
 // its events, NodeClaims and NodePools — for a Pending pod and for a node
 // (karpenter.go): what Karpenter wrote, never a second model of it.
 package explain
 
-import "time"
+import "github.com/kubesim/kubesim/upstream/record"
 
-// Filter verdicts of a node.
+// Filter verdicts of a node, Problem reasons, and attempt results: the
+// recorder's (package record).
 const (
-	Passed = "Passed"
-	// Rejected: a Filter plugin ruled the node out.
-	Rejected = "Rejected"
-	// RejectedAtPreFilter: a PreFilter plugin ruled out every node, or
-	// every node but a set this one is not in.
-	RejectedAtPreFilter = "RejectedAtPreFilter"
-	// NotEvaluated: the scheduler had found enough feasible nodes
-	// (percentageOfNodesToScore) or tried only a hinted node first.
-	NotEvaluated = "NotEvaluated"
+	Passed              = record.Passed
+	Rejected            = record.Rejected
+	RejectedAtPreFilter = record.RejectedAtPreFilter
+	NotEvaluated        = record.NotEvaluated
+
+	NotRecorded = record.NotRecorded
+	Forbidden   = record.Forbidden
+
+	Scheduled     = record.Scheduled
+	Unschedulable = record.Unschedulable
+	Error         = record.Error
+	BoundDirectly = record.BoundDirectly
 )
 
-// Reasons of a Problem.
-const (
-	NotRecorded = "NotRecorded"
-	Forbidden   = "Forbidden"
-)
-
-// Problem is the body of the endpoint's every answer but an explanation.
-type Problem struct {
-	Reason  string `json:"reason"`
-	Message string `json:"message"`
-}
-
-// Results of an attempt.
-const (
-	Scheduled     = "Scheduled"
-	Unschedulable = "Unschedulable"
-	Error         = "Error"
-	// BoundDirectly: the pod was made with spec.nodeName set, so it never
-	// went through the scheduler and there is no attempt to explain.
-	BoundDirectly = "BoundDirectly"
+// The recorder's data, by the names explain's users know.
+type (
+	Problem     = record.Problem
+	PreFilter   = record.PreFilter
+	ScorePlugin = record.ScorePlugin
+	NodeResult  = record.NodeResult
+	PluginScore = record.PluginScore
 )
 
 // Explanation is the last scheduling attempt of one pod, as kube-scheduler
-// made it. `kubesim explain -o json` prints it as it is.
+// made it, with Karpenter's view of it when the cluster runs Karpenter.
+// `kubesim explain -o json` prints it as it is: the attempt's fields, then
+// karpenter.
 type Explanation struct {
-	Namespace string    `json:"namespace"`
-	Name      string    `json:"name"`
-	UID       string    `json:"uid"`
-	Profile   string    `json:"profile"`
-	Attempted time.Time `json:"attempted"`
-	// Result is Scheduled, Unschedulable, Error or BoundDirectly.
-	Result string `json:"result"`
-	// Node is the node chosen, when Scheduled.
-	Node string `json:"node,omitempty"`
-	// Message is the scheduler's own summary of a failure, preemption's
-	// verdict included.
-	Message string `json:"message,omitempty"`
-	// NodeHint is the node tried first (a nominated node, or the one the
-	// scheduler's batching of identical pods suggested); when it fits,
-	// no other node is evaluated.
-	NodeHint string `json:"nodeHint,omitempty"`
-	// NominatedNode is where preemption made room, for a later attempt.
-	NominatedNode string `json:"nominatedNode,omitempty"`
-	// PreFilter is what PreFilter plugins decided before any node was
-	// looked at, when they ruled nodes out.
-	PreFilter *PreFilter `json:"preFilter,omitempty"`
-	// ScorePlugins are the profile's score plugins and their weights.
-	ScorePlugins []ScorePlugin `json:"scorePlugins,omitempty"`
-	// Nodes: the chosen node, then scored nodes by total, then feasible
-	// nodes not scored, then rejected ones, then those not evaluated.
-	Nodes []NodeResult `json:"nodes"`
+	record.Explanation
 	// Karpenter is the autoscaler's view of a pod still Pending, when the
 	// cluster runs Karpenter: added by `kubesim explain`, never by the
 	// scheduler.
 	Karpenter *KarpenterPod `json:"karpenter,omitempty"`
-}
-
-// PreFilter is the PreFilter plugins' verdict.
-type PreFilter struct {
-	// Plugins are those that ruled nodes out.
-	Plugins []string `json:"plugins,omitempty"`
-	Reasons []string `json:"reasons,omitempty"`
-	// Nodes, when set, are the only nodes PreFilter left to evaluate.
-	Nodes []string `json:"nodes,omitempty"`
-}
-
-// ScorePlugin is a score plugin of the profile.
-type ScorePlugin struct {
-	Name   string `json:"name"`
-	Weight int64  `json:"weight"`
-}
-
-// NodeResult is what the attempt made of one node.
-type NodeResult struct {
-	Name string `json:"name"`
-	// Filter is Passed, Rejected, RejectedAtPreFilter or NotEvaluated.
-	Filter string `json:"filter"`
-	// Plugin is the plugin that rejected the node, and Reasons its words.
-	Plugin  string   `json:"plugin,omitempty"`
-	Reasons []string `json:"reasons,omitempty"`
-	// Scores are set for the nodes that were scored; a plugin absent
-	// skipped scoring for this pod.
-	Scores []PluginScore `json:"scores,omitempty"`
-	Total  *int64        `json:"total,omitempty"`
-}
-
-// PluginScore is one plugin's score of one node: Normalized is the
-// plugin's 0–100 score after its own normalisation, Weighted that times the
-// plugin's weight, which is what the total adds up.
-type PluginScore struct {
-	Plugin     string `json:"plugin"`
-	Normalized int64  `json:"normalized"`
-	Weighted   int64  `json:"weighted"`
 }

@@ -13,8 +13,8 @@ func sample() *Explanation {
 		Namespace: "default", Name: "web", Profile: "default-scheduler", Result: Scheduled, Node: "b",
 		ScorePlugins: []ScorePlugin{{Name: "TaintToleration", Weight: 3}, {Name: "NodeResourcesFit", Weight: 1}},
 		Nodes: []NodeResult{
-			{Name: "b", Filter: Passed, Total: total(390), Scores: []PluginScore{{"TaintToleration", 100, 300}, {"NodeResourcesFit", 90, 90}}},
-			{Name: "a", Filter: Passed, Total: total(350), Scores: []PluginScore{{"TaintToleration", 100, 300}, {"NodeResourcesFit", 50, 50}}},
+			{Name: "b", Filter: Passed, Total: total(390), Scores: []PluginScore{{Plugin: "TaintToleration", Normalized: 100, Weighted: 300}, {Plugin: "NodeResourcesFit", Normalized: 90, Weighted: 90}}},
+			{Name: "a", Filter: Passed, Total: total(350), Scores: []PluginScore{{Plugin: "TaintToleration", Normalized: 100, Weighted: 300}, {Plugin: "NodeResourcesFit", Normalized: 50, Weighted: 50}}},
 			{Name: "bad", Filter: Rejected, Plugin: "TaintToleration", Reasons: []string{"node(s) had untolerated taint(s)"}},
 			{Name: "far", Filter: NotEvaluated},
 		},

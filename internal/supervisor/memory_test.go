@@ -10,7 +10,7 @@ import (
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/component"
 	"github.com/kubesim/kubesim/internal/controlplane"
-	"github.com/kubesim/kubesim/internal/membudget"
+	"github.com/kubesim/kubesim/upstream/membudget"
 )
 
 func find(t *testing.T, name string) component.Component {

@@ -10,8 +10,8 @@ import (
 	"github.com/kubesim/kubesim/internal/clusterclock"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/component"
-	"github.com/kubesim/kubesim/internal/membudget"
-	"github.com/kubesim/kubesim/internal/startprofile"
+	"github.com/kubesim/kubesim/upstream/membudget"
+	"github.com/kubesim/kubesim/upstream/startprofile"
 )
 
 // What the supervisor and the components run with.

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
-	"github.com/kubesim/kubesim/internal/membudget"
+	"github.com/kubesim/kubesim/upstream/membudget"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"

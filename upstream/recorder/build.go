@@ -5,45 +5,45 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kubesim/kubesim/internal/explain"
+	"github.com/kubesim/kubesim/upstream/record"
 )
 
 // explanation turns the compact record into its full form. allNodes are
 // the cluster's nodes now: those the attempt never looked at are listed
 // as NotEvaluated (or as PreFilter's rejects).
-func (a *attempt) explanation(allNodes []string) explain.Explanation {
+func (a *attempt) explanation(allNodes []string) record.Explanation {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	e := explain.Explanation{
+	e := record.Explanation{
 		Namespace: a.namespace, Name: a.name, UID: string(a.uid),
 		Profile: a.profile, Attempted: a.attempted,
 		Result: a.result, Node: a.node, Message: a.message,
 		NodeHint: a.hint, NominatedNode: a.nominated,
 	}
 	if a.preFilter != nil || a.preFilterNodes != nil {
-		e.PreFilter = &explain.PreFilter{Plugins: a.preFilterPlugins, Nodes: a.preFilterNodes}
+		e.PreFilter = &record.PreFilter{Plugins: a.preFilterPlugins, Nodes: a.preFilterNodes}
 		if a.preFilter != nil {
 			e.PreFilter.Reasons = a.preFilter.Reasons()
 		}
 	}
 	for _, p := range a.scorePlugins {
-		e.ScorePlugins = append(e.ScorePlugins, explain.ScorePlugin{Name: p, Weight: a.weights[p]})
+		e.ScorePlugins = append(e.ScorePlugins, record.ScorePlugin{Name: p, Weight: a.weights[p]})
 	}
 
 	seen := make(map[string]bool, len(a.rejected)+len(a.scoredNodes)+len(a.passed))
 	for _, v := range a.rejected {
 		seen[v.node] = true
-		e.Nodes = append(e.Nodes, explain.NodeResult{Name: v.node, Filter: explain.Rejected, Plugin: v.status.Plugin(), Reasons: v.status.Reasons()})
+		e.Nodes = append(e.Nodes, record.NodeResult{Name: v.node, Filter: record.Rejected, Plugin: v.status.Plugin(), Reasons: v.status.Reasons()})
 	}
 	for i, name := range a.scoredNodes {
 		seen[name] = true
-		n := explain.NodeResult{Name: name, Filter: explain.Passed}
+		n := record.NodeResult{Name: name, Filter: record.Passed}
 		n.Scores, n.Total = a.nodeScores(i)
 		e.Nodes = append(e.Nodes, n)
 	}
 	for _, name := range a.passed {
 		seen[name] = true
-		e.Nodes = append(e.Nodes, explain.NodeResult{Name: name, Filter: explain.Passed})
+		e.Nodes = append(e.Nodes, record.NodeResult{Name: name, Filter: record.Passed})
 	}
 	inPreFilterSet := map[string]bool{}
 	for _, n := range a.preFilterNodes {
@@ -53,25 +53,25 @@ func (a *attempt) explanation(allNodes []string) explain.Explanation {
 		if seen[name] {
 			continue
 		}
-		n := explain.NodeResult{Name: name, Filter: explain.NotEvaluated}
+		n := record.NodeResult{Name: name, Filter: record.NotEvaluated}
 		switch {
 		case a.preFilter != nil:
-			n.Filter, n.Plugin, n.Reasons = explain.RejectedAtPreFilter, a.preFilter.Plugin(), a.preFilter.Reasons()
+			n.Filter, n.Plugin, n.Reasons = record.RejectedAtPreFilter, a.preFilter.Plugin(), a.preFilter.Reasons()
 		case a.preFilterNodes != nil && !inPreFilterSet[name]:
-			n.Filter, n.Plugin = explain.RejectedAtPreFilter, strings.Join(a.preFilterPlugins, ",")
+			n.Filter, n.Plugin = record.RejectedAtPreFilter, strings.Join(a.preFilterPlugins, ",")
 			n.Reasons = []string{"not among the nodes PreFilter left to evaluate"}
 		}
 		e.Nodes = append(e.Nodes, n)
 	}
-	slices.SortStableFunc(e.Nodes, func(x, y explain.NodeResult) int { return compareNodes(e.Node, x, y) })
+	slices.SortStableFunc(e.Nodes, func(x, y record.NodeResult) int { return compareNodes(e.Node, x, y) })
 	return e
 }
 
 // nodeScores are the i-th scored node's scores, each plugin's normalised
 // score recovered from the weighted one (weighted = normalised × weight).
-func (a *attempt) nodeScores(i int) ([]explain.PluginScore, *int64) {
+func (a *attempt) nodeScores(i int) ([]record.PluginScore, *int64) {
 	row := a.scores[i*len(a.scorePlugins) : (i+1)*len(a.scorePlugins)]
-	scores := make([]explain.PluginScore, len(row))
+	scores := make([]record.PluginScore, len(row))
 	var total int64
 	for j, w32 := range row {
 		weighted := int64(w32)
@@ -79,20 +79,20 @@ func (a *attempt) nodeScores(i int) ([]explain.PluginScore, *int64) {
 		if w := a.weights[a.scorePlugins[j]]; w > 0 {
 			normalized = weighted / w
 		}
-		scores[j] = explain.PluginScore{Plugin: a.scorePlugins[j], Normalized: normalized, Weighted: weighted}
+		scores[j] = record.PluginScore{Plugin: a.scorePlugins[j], Normalized: normalized, Weighted: weighted}
 		total += weighted
 	}
 	return scores, &total
 }
 
 // filterRank orders verdicts: feasible first, never evaluated last.
-var filterRank = map[string]int{explain.Passed: 0, explain.Rejected: 1, explain.RejectedAtPreFilter: 2, explain.NotEvaluated: 3}
+var filterRank = map[string]int{record.Passed: 0, record.Rejected: 1, record.RejectedAtPreFilter: 2, record.NotEvaluated: 3}
 
 // compareNodes puts the chosen node first, then the scored nodes by total
 // (best first; equal totals in the order the scheduler scored them, which
 // is how it breaks ties), then the other feasible ones, the rejected ones
 // by plugin, and the nodes not evaluated; names break the other ties.
-func compareNodes(chosen string, x, y explain.NodeResult) int {
+func compareNodes(chosen string, x, y record.NodeResult) int {
 	if (x.Name == chosen) != (y.Name == chosen) {
 		if x.Name == chosen {
 			return -1

@@ -21,13 +21,13 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
-	"github.com/kubesim/kubesim/internal/clusterclock"
-	"github.com/kubesim/kubesim/internal/explain"
+	"github.com/kubesim/kubesim/upstream/clock"
+	"github.com/kubesim/kubesim/upstream/record"
 )
 
-// DefaultPods is how many pods' last attempt the scheduler keeps.
-const DefaultPods = int(v1alpha1.DefaultExplainPods)
+// DefaultPods is how many pods' last attempt the scheduler keeps unless
+// told (v1alpha1.DefaultExplainPods, which a test holds it to).
+const DefaultPods = 1000
 
 // Options configure recording in kube-scheduler and the endpoint that
 // serves the records (`kubesim component kube-scheduler --explain-…`).
@@ -92,7 +92,7 @@ func Serve(ctx context.Context, o Options, r *Recorder, client kubernetes.Interf
 			ClientCAs:    cas,
 			MinVersion:   tls.VersionTLS12,
 		},
-		ReadHeaderTimeout: clusterclock.Stretch(5 * time.Second), // real time on a scaled clock
+		ReadHeaderTimeout: clock.Stretch(5 * time.Second), // real time on a scaled clock
 	}
 	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(o.Port)))
 	if err != nil {
@@ -118,7 +118,7 @@ type handler struct {
 func (h *handler) explainPod(w http.ResponseWriter, r *http.Request) {
 	namespace, name := r.PathValue("namespace"), r.PathValue("name")
 	if err := h.authorize(r, namespace, name); err != nil {
-		writeJSON(w, http.StatusForbidden, explain.Problem{Reason: explain.Forbidden, Message: err.Error()})
+		writeJSON(w, http.StatusForbidden, record.Problem{Reason: record.Forbidden, Message: err.Error()})
 		return
 	}
 	var allNodes []string
@@ -129,7 +129,7 @@ func (h *handler) explainPod(w http.ResponseWriter, r *http.Request) {
 	}
 	e, ok := h.recorder.Explain(namespace, name, allNodes)
 	if !ok {
-		writeJSON(w, http.StatusNotFound, explain.Problem{Reason: explain.NotRecorded,
+		writeJSON(w, http.StatusNotFound, record.Problem{Reason: record.NotRecorded,
 			Message: fmt.Sprintf("the scheduler keeps no attempt of pod %s/%s", namespace, name)})
 		return
 	}

@@ -18,7 +18,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
-	"github.com/kubesim/kubesim/internal/explain"
+	"github.com/kubesim/kubesim/upstream/record"
 )
 
 // Recorder keeps the last scheduling attempt of the most recently
@@ -112,9 +112,9 @@ func (r *Recorder) failed(pod *v1.Pod, status *fwk.Status, nominating *fwk.Nomin
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.result == explain.Scheduled {
+	if a.result == record.Scheduled {
 		// Scheduled, then failed later in the cycle (reserve, permit, bind).
-		a.result = explain.Error
+		a.result = record.Error
 	}
 	a.message = status.Message()
 	if nominating != nil {
@@ -133,10 +133,10 @@ func (r *Recorder) last(namespace, name string) *attempt {
 
 // Explain returns the pod's last recorded attempt, its nodes completed
 // with the nodes of the cluster it did not evaluate; false if none is kept.
-func (r *Recorder) Explain(namespace, name string, allNodes []string) (explain.Explanation, bool) {
+func (r *Recorder) Explain(namespace, name string, allNodes []string) (record.Explanation, bool) {
 	a := r.last(namespace, name)
 	if a == nil {
-		return explain.Explanation{}, false
+		return record.Explanation{}, false
 	}
 	return a.explanation(allNodes), true
 }
@@ -257,12 +257,12 @@ func (a *attempt) finish(node string, err error) {
 	a.dropScoredFromPassed()
 	switch {
 	case err == nil:
-		a.result, a.node = explain.Scheduled, node
+		a.result, a.node = record.Scheduled, node
 	case isFitError(err):
 		// Its message comes with preemption's verdict to failed().
-		a.result = explain.Unschedulable
+		a.result = record.Unschedulable
 	default:
-		a.result, a.message = explain.Error, err.Error()
+		a.result, a.message = record.Error, err.Error()
 	}
 }
 
