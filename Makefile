@@ -72,13 +72,50 @@ stamps:
 	@test -n "$(KUBE_VERSION)" || { echo "make: no k8s.io/kubernetes version read from go.mod: does 'GOTOOLCHAIN=$(GOTOOLCHAIN) go list -m k8s.io/kubernetes' work here?" >&2; exit 1; }
 	@test -n "$(CLOCK_PATCHES)" || { echo "make: no clock patch under patches/go/ for $(GO_VERSION): kubesim is built with $(GOTOOLCHAIN) (set GOTOOLCHAIN to it)" >&2; exit 1; }
 
-## build: bin/kubesim
-build: stamps $(MODFILE) $(GO)
+## build: bin/kubesim, and beside it the Kubernetes versions in VERSIONS
+build: stamps $(MODFILE) $(GO) versions
 	$(GO) build $(GOMOD) -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubesim
 
-## install: kubesim into $(go env GOPATH)/bin
+## install: kubesim and the Kubernetes versions in VERSIONS into $(go env GOPATH)/bin
 install: stamps $(MODFILE) $(GO)
 	$(GO) install $(GOMOD) -ldflags "$(LDFLAGS)" ./cmd/kubesim
+	$(MAKE) versions VERSIONS_DIR=$$($(SHELL_GO) env GOPATH)/bin
+
+# The Kubernetes versions besides kubesim's own (versions/README.md): each
+# a module under versions/ and a binary kubesim-k8s-MINOR beside kubesim.
+# VERSIONS names those to build, all by default; kubesim's own needs none
+# (`make build VERSIONS=1.36` builds only it).
+OFFERED_VERSIONS := $(patsubst versions/v%/go.mod,%,$(wildcard versions/v*/go.mod))
+VERSIONS         ?= $(OFFERED_VERSIONS)
+VERSIONS_DIR     ?= $(dir $(BIN))
+OWN_MINOR        := 1.$(KUBE_MINOR)
+BUILT_VERSIONS   := $(filter-out $(OWN_MINOR),$(VERSIONS))
+
+ifneq ($(filter-out $(OFFERED_VERSIONS) $(OWN_MINOR),$(VERSIONS)),)
+$(error VERSIONS: kubesim offers no Kubernetes $(filter-out $(OFFERED_VERSIONS) $(OWN_MINOR),$(VERSIONS)): give some of $(OWN_MINOR) $(OFFERED_VERSIONS))
+endif
+
+.PHONY: versions test-versions $(addprefix version-,$(OFFERED_VERSIONS))
+versions: $(addprefix version-,$(BUILT_VERSIONS))
+
+# Each with the scaled clock, its release stamped as upstream's make does,
+# and the tag naming its release for what differs (upstream/recorder).
+$(addprefix version-,$(OFFERED_VERSIONS)): version-%: stamps $(GO)
+	$(GO) -C versions/v$* build -tags kube_$(subst .,_,$*) \
+	  -ldflags "$(call version_ldflags,$(shell $(SHELL_GO) -C versions/v$* list -m -f '{{.Version}}' k8s.io/kubernetes))" \
+	  -o $(abspath $(VERSIONS_DIR))/kubesim-k8s-$* .
+
+## test-versions: vet and unit-test upstream/ against each version in VERSIONS (~2 min each, warm)
+# (make test runs them against kubesim's own; its e2e suite runs a cluster of each built version)
+test-versions: versions
+	@for v in $(BUILT_VERSIONS); do echo "go vet, go test (upstream/ against $$v)"; \
+	  $(GO) -C versions/v$$v vet -tags kube_$$(echo $$v | tr . _) ./... $(UPSTREAM_PKGS) && \
+	  $(GO) -C versions/v$$v test -count=1 -tags kube_$$(echo $$v | tr . _) ./... $(UPSTREAM_PKGS) || exit 1; done
+
+version_ldflags = -X k8s.io/component-base/version.gitVersion=$(1) \
+  -X k8s.io/component-base/version.gitMajor=1 \
+  -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(1))) \
+  -X k8s.io/component-base/version.gitTreeState=clean
 
 # Every directory under patches/ is a prerequisite too: removing or renaming
 # a patch changes one. The module cache's files are read-only, and so is a

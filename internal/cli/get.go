@@ -56,14 +56,14 @@ func printClusters(w, errOut io.Writer, infos []cluster.Info) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTATUS\tAPI SERVER\tAGE\tTIME SCALE\tCLUSTER TIME")
+	fmt.Fprintln(tw, "NAME\tSTATUS\tKUBERNETES\tAPI SERVER\tAGE\tTIME SCALE\tCLUSTER TIME")
 	for _, i := range infos {
 		status := i.Status
 		if i.Cause != "" {
 			status += " (" + i.Cause + ")"
 		}
 		// AGE is in the cluster's time, as kubectl's ages are.
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d×\t%s\n", i.Name, status, i.APIServer,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d×\t%s\n", i.Name, status, i.Kubernetes, i.APIServer,
 			duration.HumanDuration(i.Time.Sub(i.Created)), i.TimeScale, i.Time.UTC().Format(time.RFC3339))
 	}
 	return tw.Flush()

@@ -11,7 +11,7 @@ import (
 
 func TestOutputPrintsEachFormat(t *testing.T) {
 	infos := []cluster.Info{{Name: "blue", Running: true, Status: "degraded", Cause: "etcd: cannot write its log: no space left on device", APIServer: "https://127.0.0.1:6443",
-		Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), TimeScale: 1, Time: time.Date(2026, 1, 2, 4, 4, 5, 0, time.UTC)}}
+		Kubernetes: "v1.35.4", Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), TimeScale: 1, Time: time.Date(2026, 1, 2, 4, 4, 5, 0, time.UTC)}}
 	table := func(w io.Writer) error { _, err := io.WriteString(w, "a table\n"); return err }
 	for format, want := range map[output]string{
 		"table": "a table\n",
@@ -22,6 +22,7 @@ func TestOutputPrintsEachFormat(t *testing.T) {
     "status": "degraded",
     "cause": "etcd: cannot write its log: no space left on device",
     "apiServer": "https://127.0.0.1:6443",
+    "kubernetes": "v1.35.4",
     "created": "2026-01-02T03:04:05Z",
     "timeScale": 1,
     "time": "2026-01-02T04:04:05Z"
@@ -31,6 +32,7 @@ func TestOutputPrintsEachFormat(t *testing.T) {
 		"yaml": `- apiServer: https://127.0.0.1:6443
   cause: 'etcd: cannot write its log: no space left on device'
   created: "2026-01-02T03:04:05Z"
+  kubernetes: v1.35.4
   name: blue
   running: true
   status: degraded

@@ -54,6 +54,8 @@ var specFlags = []component.Flag{
 		Lands: component.DurationAt(func(s *spec) **metav1.Duration { return &s.HorizontalPodAutoscaler.DownscaleStabilization })},
 	{Name: "time-scale", Usage: "seconds of cluster time per real second: every component runs on one clock this much faster than real time, upstream's timings unchanged (default 1)",
 		Lands: component.As((*pflag.FlagSet).Int32Var, timeScale, func(s *spec) *int32 { return &s.TimeScale })},
+	{Name: "kubernetes", Usage: "the Kubernetes minor version of the control plane, such as 1.35: one of those `kubesim version` lists (default: the one kubesim is built on)",
+		Lands: component.At((*pflag.FlagSet).StringVar, func(s *spec) *string { return &s.Kubernetes })},
 	{Name: "from", Usage: "make the cluster a clone of this snapshot file (kubesim snapshot export)",
 		Lands: component.At((*pflag.FlagSet).StringVar, func(s *spec) *string { return &s.From })},
 	{Name: "from-context", Usage: "make the cluster a clone of this kubeconfig context's cluster, read now (get and list only)",

@@ -3,10 +3,12 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/kubesim/kubesim/internal/kubeversion"
 	kubesimversion "github.com/kubesim/kubesim/internal/version"
 )
 
@@ -18,15 +20,36 @@ func newVersionCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			info := kubesimversion.Get()
+			for _, v := range kubeversion.Built() {
+				info.KubernetesVersions = append(info.KubernetesVersions, v.Release)
+			}
 			return out.print(cmd.OutOrStdout(), info, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "kubesim %s (Kubernetes %s, API revision %d)\n%s\n%s\n",
-					info.Kubesim, info.Kubernetes, info.APIRevision, kubesimversion.PatchesLine(), kubesimversion.ClockLine())
+				_, err := fmt.Fprintf(w, "kubesim %s (Kubernetes %s, API revision %d)\n%s\n%s\n%s\n",
+					info.Kubesim, info.Kubernetes, info.APIRevision, versionsLine(), kubesimversion.PatchesLine(), kubesimversion.ClockLine())
 				return err
 			})
 		},
 	}
 	out.add(cmd)
 	return cmd
+}
+
+// versionsLine lists the Kubernetes versions a cluster can run, and those
+// kubesim offers that this build lacks.
+func versionsLine() string {
+	var built, missing []string
+	for _, v := range kubeversion.Offered() {
+		if v.Binary() == nil {
+			built = append(built, v.Minor+" ("+v.Release+")")
+		} else {
+			missing = append(missing, v.Minor)
+		}
+	}
+	line := "Kubernetes versions (--kubernetes): " + strings.Join(built, ", ")
+	if len(missing) > 0 {
+		line += "; not built: " + strings.Join(missing, ", ") + " (make build VERSIONS=…)"
+	}
+	return line
 }
 
 // dropUpstreamVersionFlag takes the --version flag that

@@ -18,11 +18,11 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	"k8s.io/component-base/version"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/controlplane"
+	"github.com/kubesim/kubesim/internal/kubeversion"
 	"github.com/kubesim/kubesim/internal/scale"
 	"github.com/kubesim/kubesim/internal/snapshot"
 	"github.com/kubesim/kubesim/internal/snapshot/clone"
@@ -126,6 +126,8 @@ const interruptedCause = "clone interrupted: not all of its objects were made an
 // clock and its API server to write them as the API server would.
 func notDirect(c *v1alpha1.Cluster) string {
 	switch {
+	case !ownVersion(c):
+		return "the cluster runs Kubernetes " + c.Kubernetes + ", and the direct writes store pods as kubesim's own version's API server does"
 	case c.TimeScale > 1:
 		return "the cluster runs faster than real time (the pods' times would be this process's)"
 	case c.DisableKubeletSim:
@@ -176,8 +178,35 @@ func assignPodCIDRs(objects []*unstructured.Unstructured, podSubnet string, mask
 	return nil
 }
 
+// cloneVersion has a clone run its source's Kubernetes version (source:
+// its release) unless the user chose one: the same minor when this build
+// has it, else kubesim's own, with a note saying why. A source newer than
+// the version the clone runs is refused: its objects may hold what that
+// version does not know.
+func cloneVersion(c *v1alpha1.Cluster, source string) (note string, err error) {
+	if c.Kubernetes == "" && source != "" {
+		if v, err := kubeversion.Lookup(kubeversion.MinorOf(source)); err == nil {
+			c.Kubernetes = v.Minor
+		} else {
+			note = fmt.Sprintf("The source runs Kubernetes %s; the clone runs %s instead (%s)", source, kubeversion.Default().Minor, strings.TrimPrefix(err.Error(), kubeversion.FieldPrefix))
+		}
+	}
+	v, err := kubeversion.Lookup(c.Kubernetes)
+	if err != nil {
+		return "", err
+	}
+	return note, snapshot.CheckVersion(snapshot.Header{Kubernetes: source}, v.Release)
+}
+
+// ownVersion reports whether c runs the Kubernetes version kubesim is
+// built on.
+func ownVersion(c *v1alpha1.Cluster) bool {
+	v, err := kubeversion.Lookup(c.Kubernetes)
+	return err == nil && v.IsDefault()
+}
+
 // readCloneSource reads the snapshot file, or exports the context's
-// cluster in memory.
+// cluster in memory, and settles the clone's Kubernetes version.
 func (p *Provider) readCloneSource(ctx context.Context, c *v1alpha1.Cluster, opts CreateOptions) ([]*unstructured.Unstructured, error) {
 	if c.FromContext != "" {
 		cfg, err := export.SourceConfig(p.Kubeconfig, c.FromContext)
@@ -196,6 +225,11 @@ func (p *Provider) readCloneSource(ctx context.Context, c *v1alpha1.Cluster, opt
 		for _, line := range r.Summary() {
 			p.logf("%s", line)
 		}
+		note, err := cloneVersion(c, r.Header.Kubernetes)
+		if err != nil {
+			return nil, fmt.Errorf("--from-context %s: %w", c.FromContext, err)
+		}
+		p.note(note)
 		return r.Objects, nil
 	}
 	f, err := os.Open(c.From)
@@ -208,13 +242,15 @@ func (p *Provider) readCloneSource(ctx context.Context, c *v1alpha1.Cluster, opt
 	}
 	defer f.Close()
 	h, objects, err := snapshot.Read(f)
+	var note string
 	if err == nil {
-		err = snapshot.CheckVersion(h, version.Get().GitVersion)
+		note, err = cloneVersion(c, h.Kubernetes)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("--from %s: %w", c.From, err)
 	}
 	p.logf("Cloning %s (%s, Kubernetes %s, exported %s): %s", c.From, h.Source, h.Kubernetes, h.Exported.Format(time.RFC3339), snapshot.Summary(h.Counts))
+	p.note(note)
 	return objects, nil
 }
 
@@ -363,4 +399,11 @@ func notRunning(pod *corev1.Pod) (why string, tried bool) {
 		}
 	}
 	return "Pending, as in the source; not tried by the scheduler yet", false
+}
+
+// note logs a line, if there is one.
+func (p *Provider) note(line string) {
+	if line != "" {
+		p.logf("%s", line)
+	}
 }

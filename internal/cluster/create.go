@@ -12,13 +12,13 @@ import (
 	"github.com/kubesim/kubesim/internal/clusterclock"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/component-base/version"
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/controlplane"
 	"github.com/kubesim/kubesim/internal/credentials"
 	"github.com/kubesim/kubesim/internal/karpenter"
+	"github.com/kubesim/kubesim/internal/kubeversion"
 	"github.com/kubesim/kubesim/internal/kueue"
 	"github.com/kubesim/kubesim/internal/scale"
 	"github.com/kubesim/kubesim/internal/supervisor"
@@ -181,8 +181,12 @@ func (p *Provider) createLocked(ctx context.Context, c *v1alpha1.Cluster, opts C
 // the user's files now so a bad one is reported at once rather than as a
 // component that never starts.
 func resolveStatus(c *v1alpha1.Cluster) (*v1alpha1.ClusterStatus, error) {
+	v, err := kubeversion.Lookup(c.Kubernetes)
+	if err != nil {
+		return nil, err
+	}
 	s := &v1alpha1.ClusterStatus{
-		KubernetesVersion: version.Get().GitVersion,
+		KubernetesVersion: v.Release,
 		KubesimVersion:    kubesimversion.Version,
 		AuditPolicy:       controlplane.DefaultAuditPolicy,
 		FormatVersion:     controlplane.FormatVersion,

@@ -98,10 +98,12 @@ type Info struct {
 	// Status is stopped, running, degraded (running, but the supervisor
 	// knows something is wrong), or broken (a clone whose create ended
 	// before it was whole, running or not); Cause says what is wrong.
-	Status    string    `json:"status"`
-	Cause     string    `json:"cause,omitempty"`
-	APIServer string    `json:"apiServer"`
-	Created   time.Time `json:"created"`
+	Status    string `json:"status"`
+	Cause     string `json:"cause,omitempty"`
+	APIServer string `json:"apiServer"`
+	// Kubernetes is the release its control plane runs (v1.35.4).
+	Kubernetes string    `json:"kubernetes"`
+	Created    time.Time `json:"created"`
 	// TimeScale is how fast the cluster's clock runs (1: real time), and
 	// Time its time now.
 	TimeScale int32     `json:"timeScale"`
@@ -130,13 +132,14 @@ func (p *Provider) List() ([]Info, error) {
 			return nil, err
 		}
 		info := Info{
-			Name:      name,
-			Running:   supervisor.Running(d),
-			Status:    StatusStopped,
-			APIServer: credentials.APIServerURL(c),
-			Created:   c.Status.CreatedAt.Time,
-			TimeScale: 1,
-			Time:      time.Now(),
+			Name:       name,
+			Running:    supervisor.Running(d),
+			Status:     StatusStopped,
+			APIServer:  credentials.APIServerURL(c),
+			Kubernetes: c.Status.KubernetesVersion,
+			Created:    c.Status.CreatedAt.Time,
+			TimeScale:  1,
+			Time:       time.Now(),
 		}
 		if clock := c.Status.Clock; clock != nil {
 			info.TimeScale, info.Time = clock.Scale, clock.Now(time.Now())

@@ -13,19 +13,26 @@ import (
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/controlplane"
 	"github.com/kubesim/kubesim/internal/descheduler"
+	"github.com/kubesim/kubesim/internal/kubeversion"
 )
 
-// validate checks a defaulted config; each error names the field at fault.
+// validate checks a defaulted config, and settles the Kubernetes version
+// it names (Cluster.Kubernetes); each error names the field at fault.
 func validate(c *v1alpha1.Cluster) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
-	return validateExtraArgs(c.ExtraArgs)
+	v, err := kubeversion.Lookup(c.Kubernetes)
+	if err != nil {
+		return err
+	}
+	c.Kubernetes = v.Minor
+	return validateExtraArgs(v, c.ExtraArgs)
 }
 
 // validateExtraArgs checks that extra arguments go to upstream components
 // and that each component's own flags take them.
-func validateExtraArgs(extra map[string][]string) error {
+func validateExtraArgs(v kubeversion.Version, extra map[string][]string) error {
 	names := make([]string, 0, len(extra))
 	for name := range extra {
 		names = append(names, name)
@@ -40,24 +47,28 @@ func validateExtraArgs(extra map[string][]string) error {
 				return fmt.Errorf("extraArgs.%s[%d]: %q is not a flag; write it as --name=value, e.g. --feature-gates=SomeGate=true", name, i, arg)
 			}
 		}
-		if err := checkUpstreamFlags(name, extra[name]); err != nil {
+		if err := checkUpstreamFlags(v, name, extra[name]); err != nil {
 			return fmt.Errorf("extraArgs.%s: %v (kubesim component %s --help lists its flags)", name, err, name)
 		}
 	}
 	return nil
 }
 
-// checkUpstreamFlags asks the component itself whether its flags take
-// args, so a misspelt or ill-typed flag is reported now rather than as a
-// component that never starts. It asks a process of its own: upstream
-// commands set up their signal handling as they are built.
-func checkUpstreamFlags(component string, args []string) error {
+// checkUpstreamFlags asks the component itself, of the cluster's version,
+// whether its flags take args, so a misspelt or ill-typed flag is reported
+// now rather than as a component that never starts. It asks a process of
+// its own: upstream commands set up their signal handling as they are
+// built.
+func checkUpstreamFlags(v kubeversion.Version, component string, args []string) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	cmdline := append(append([]string{"component", component}, args...), "--help")
-	out, err := exec.Command(exe, cmdline...).CombinedOutput()
+	prog, cmdline, err := v.Command(exe, component, append(slices.Clone(args), "--help"))
+	if err != nil {
+		return err
+	}
+	out, err := exec.Command(prog, cmdline...).CombinedOutput()
 	if err == nil {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/kubeversion"
 )
 
 // The checks made before asking the component itself (an e2e test covers
@@ -18,7 +19,7 @@ func TestValidateExtraArgsNamesTheField(t *testing.T) {
 		`extraArgs.kube-scheduler[1]: "v=2" is not a flag`: {"kube-scheduler": {"--v=1", "v=2"}},
 		`extraArgs.kube-apiserver[0]: "--" is not a flag`:  {"kube-apiserver": {"--"}},
 	} {
-		err := validateExtraArgs(extra)
+		err := validateExtraArgs(kubeversion.Default(), extra)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%v: got %v, want an error containing %q", extra, err, want)
 		}

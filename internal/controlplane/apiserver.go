@@ -17,6 +17,7 @@ import (
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/component"
 	"github.com/kubesim/kubesim/internal/credentials"
+	"github.com/kubesim/kubesim/internal/kubeversion"
 	"github.com/kubesim/kubesim/internal/pki"
 	"github.com/kubesim/kubesim/upstream/components"
 )
@@ -222,9 +223,24 @@ func APIServerSetUpFile(d clusterdir.Dir) string {
 	return filepath.Join(d.Path, "kube-apiserver.set-up")
 }
 
-// APIServerReady asks the API server's /readyz endpoint, as the admin.
+// APIServerReady asks the API server's /readyz endpoint, as the admin:
+// without the bootstrap hooks whose objects kubesim writes itself, in a
+// cluster of kubesim's own Kubernetes version. Another version's API
+// server writes its own default policy, which kubesim's version's would
+// not be: there its hooks are waited for.
 func APIServerReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	if !ownVersion(c) {
+		return askAPIServer(ctx, d, c, "/readyz")
+	}
 	return askAPIServer(ctx, d, c, APIServerReadyPath())
+}
+
+// ownVersion reports whether c runs the Kubernetes version kubesim is
+// built on, whose components are kubesim's own, patches included
+// (version.HasPatch); another version's binary runs upstream's code.
+func ownVersion(c *v1alpha1.Cluster) bool {
+	v, err := kubeversion.Lookup(c.Kubernetes)
+	return err == nil && v.IsDefault()
 }
 
 // APIServerReadyPath is the API server's readiness without the post-start

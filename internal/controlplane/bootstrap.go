@@ -75,7 +75,9 @@ func bootstrap(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
 	// Every write is independent of the others: all at once, as create
 	// waits on this.
 	var g errgroup.Group
-	g.Go(func() error { return writeUpstreamDefaults(ctx, client) })
+	if ownVersion(c) {
+		g.Go(func() error { return writeUpstreamDefaults(ctx, client) })
+	}
 	for _, comp := range comps {
 		for _, crd := range comp.CRDs {
 			g.Go(func() error { return wrap(comp.Name+"'s CRD", installCRD(ctx, d, crd)) })

@@ -109,8 +109,8 @@ const controllerManagerSyncedPatch = "k8s.io/kubernetes/0004-controller-manager-
 // controllerManagerSynced is the controller-manager's readiness: its
 // informers hold every object there was when it started, so a Deployment
 // made now gets its ReplicaSet and pods at once.
-func controllerManagerSynced(_ context.Context, d clusterdir.Dir, _ *v1alpha1.Cluster) error {
-	if !version.HasPatch(controllerManagerSyncedPatch) {
+func controllerManagerSynced(_ context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	if !version.HasPatch(controllerManagerSyncedPatch) || !ownVersion(c) {
 		return nil
 	}
 	if _, err := os.Stat(controllerManagerSyncedFile(d)); err != nil {

@@ -125,23 +125,23 @@ func TestControllerManagerSynced(t *testing.T) {
 	d := clusterdir.Dir{Path: t.TempDir()}
 
 	version.Patches = ""
-	if err := controllerManagerSynced(t.Context(), d, nil); err != nil {
+	if err := controllerManagerSynced(t.Context(), d, &v1alpha1.Cluster{}); err != nil {
 		t.Errorf("without patch 0004: %v, want ready at once", err)
 	}
 	version.Patches = "k8s.io/kubernetes/0001-x.patch," + controllerManagerSyncedPatch
-	if err := controllerManagerSynced(t.Context(), d, nil); err == nil {
+	if err := controllerManagerSynced(t.Context(), d, &v1alpha1.Cluster{}); err == nil {
 		t.Error("with patch 0004 and no synced file: ready, want not yet")
 	}
 	if err := os.WriteFile(controllerManagerSyncedFile(d), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := controllerManagerSynced(t.Context(), d, nil); err != nil {
+	if err := controllerManagerSynced(t.Context(), d, &v1alpha1.Cluster{}); err != nil {
 		t.Errorf("with patch 0004 and the synced file: %v, want ready", err)
 	}
 	if err := removeControllerManagerSynced(d, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := controllerManagerSynced(t.Context(), d, nil); err == nil {
+	if err := controllerManagerSynced(t.Context(), d, &v1alpha1.Cluster{}); err == nil {
 		t.Error("ready after the synced file was removed for a new start")
 	}
 }

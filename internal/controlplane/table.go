@@ -11,6 +11,7 @@ import (
 	"github.com/kubesim/kubesim/internal/dpdb"
 	"github.com/kubesim/kubesim/internal/karpenter"
 	"github.com/kubesim/kubesim/internal/kubeletsim"
+	"github.com/kubesim/kubesim/internal/kubeversion"
 	"github.com/kubesim/kubesim/internal/kueue"
 	"github.com/kubesim/kubesim/internal/usage"
 )
@@ -76,6 +77,21 @@ func CommandLine(comp component.Component, d clusterdir.Dir, c *v1alpha1.Cluster
 	}
 	args = slices.DeleteFunc(args, func(a string) bool { return given[flagName(a)] })
 	return append(args, extra...)
+}
+
+// Command is the program and arguments that run comp in cluster c: an
+// upstream component of the cluster's Kubernetes version by that
+// version's binary (package kubeversion), every other by kubesim's own.
+func Command(kubesim string, comp component.Component, d clusterdir.Dir, c *v1alpha1.Cluster) (string, []string, error) {
+	args := CommandLine(comp, d, c)
+	if !slices.Contains(UpstreamComponents, comp.Name) {
+		return kubesim, append([]string{"component", comp.Name}, args...), nil
+	}
+	v, err := kubeversion.Lookup(c.Kubernetes)
+	if err != nil {
+		return "", nil, err
+	}
+	return v.Command(kubesim, comp.Name, args)
 }
 
 // flagName is the name of a `--name=value` argument.

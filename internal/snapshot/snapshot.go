@@ -179,7 +179,7 @@ func CheckVersion(h Header, ours string) error {
 		return nil // a build without a stamped version cannot tell
 	}
 	if theirs.Major() > mine.Major() || theirs.Major() == mine.Major() && theirs.Minor() > mine.Minor() {
-		return fmt.Errorf("exported from Kubernetes %s, newer than this kubesim's %s; clone it with a kubesim of %d.%d or later", h.Kubernetes, ours, theirs.Major(), theirs.Minor())
+		return fmt.Errorf("exported from Kubernetes %s, newer than the clone's %s: give --kubernetes %d.%d or later if this kubesim offers it (kubesim version lists them), else clone it with a kubesim that does", h.Kubernetes, ours, theirs.Major(), theirs.Minor())
 	}
 	return nil
 }

@@ -316,7 +316,11 @@ func (s *supervisor) runOnce(ctx context.Context, comp component.Component) erro
 	log := newLogSink(comp.Name, logWriter(s.dir, comp.Name), s.logProblem(comp.Name))
 	defer log.Close()
 	cfg := s.config()
-	cmd := exec.Command(s.exe, append([]string{"component", comp.Name}, controlplane.CommandLine(comp, s.dir, cfg)...)...)
+	prog, args, err := controlplane.Command(s.exe, comp, s.dir, cfg)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(prog, args...)
 	out := withoutQuietLines(log, comp.Quiet)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = componentEnv(comp, controlplane.Components(), cfg)

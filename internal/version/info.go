@@ -21,6 +21,9 @@ type Info struct {
 	// Clock is the Go runtime patch of the scaled clock (--time-scale),
 	// empty for a build without it.
 	Clock string `json:"clock,omitempty"`
+	// KubernetesVersions are the releases a cluster can run
+	// (--kubernetes): Kubernetes and those built beside this binary.
+	KubernetesVersions []string `json:"kubernetesVersions"`
 }
 
 // Get describes this binary.

@@ -250,7 +250,7 @@ func TestCloneBadInput(t *testing.T) {
 	e.fails("not a kubesim snapshot", "create", "cluster", "--name", "x", "--from", other)
 	newer := filepath.Join(dir, "newer.yaml")
 	writeFile(t, newer, []byte(`# kubesim.io/snapshot: {"format":1,"kubernetes":"v1.99.0","source":"prod","counts":{}}`+"\n"))
-	e.fails("exported from Kubernetes v1.99.0, newer than this kubesim's v1.36.3", "create", "cluster", "--name", "x", "--from", newer)
+	e.fails("exported from Kubernetes v1.99.0, newer than the clone's v1.36.3: give --kubernetes 1.99 or later", "create", "cluster", "--name", "x", "--from", newer)
 	e.fails("--from: open", "create", "cluster", "--name", "x", "--from", filepath.Join(dir, "missing.yaml"))
 	if r := e.must("get", "clusters"); strings.Contains(r.stdout, "x ") {
 		t.Errorf("a refused clone left a cluster: %s", r.stdout)

@@ -209,8 +209,12 @@ func (e *env) componentPID(cluster, component string) int {
 	for _, pid := range e.processes() {
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		args := strings.Split(string(cmdline), "\x00")
-		if len(args) > 2 && args[1] == "component" && args[2] == component &&
-			strings.Contains(string(cmdline), e.clusterDir(cluster)+"/") {
+		// kubesim component NAME, or another Kubernetes version's
+		// kubesim-k8s-MINOR NAME.
+		if len(args) > 2 && args[1] == "component" {
+			args = args[1:]
+		}
+		if len(args) > 1 && args[1] == component && strings.Contains(string(cmdline), e.clusterDir(cluster)+"/") {
 			return pid
 		}
 	}

@@ -9,8 +9,12 @@
 package components
 
 import (
+	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -65,4 +69,24 @@ func Start(name string) {
 	residency.ReleaseAfter(startupPagesKept)
 	membudget.FromEnv()
 	startprofile.FromEnv(name)
+}
+
+// Main is a Kubernetes version's binary (versions/): `NAME ARGS` runs the
+// component NAME, as `kubesim component NAME ARGS` runs kubesim's own
+// version's.
+func Main() {
+	run, ok := Mains()[firstArg()]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "usage: %s COMPONENT [FLAGS] (COMPONENT one of: %s)\n", filepath.Base(os.Args[0]), strings.Join(Names(), ", "))
+		os.Exit(2)
+	}
+	Start(os.Args[1])
+	os.Exit(run(os.Args[2:]))
+}
+
+func firstArg() string {
+	if len(os.Args) < 2 {
+		return ""
+	}
+	return os.Args[1]
 }

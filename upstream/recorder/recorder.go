@@ -41,26 +41,6 @@ func New(max int) *Recorder {
 	return &Recorder{max: max, order: list.New(), byName: map[string]*list.Element{}}
 }
 
-// Install puts the recorder between the scheduler and its frameworks: each
-// attempt's framework calls pass through a recording framework, and its
-// failures through the recorder after the scheduler has handled them.
-func (r *Recorder) Install(s *scheduler.Scheduler) {
-	schedule := s.SchedulePod
-	s.SchedulePod = func(ctx context.Context, f framework.Framework, state fwk.CycleState, podInfo *framework.QueuedPodInfo) (scheduler.ScheduleResult, error) {
-		a := r.begin(f, podInfo.Pod)
-		result, err := schedule(ctx, &recordingFramework{Framework: f, a: a}, state, podInfo)
-		r.passedHint.Store(int64(len(a.passed)))
-		a.finish(result.SuggestedHost, err)
-		r.keep(a)
-		return result, err
-	}
-	fail := s.FailureHandler
-	s.FailureHandler = func(ctx context.Context, f framework.Framework, podInfo *framework.QueuedPodInfo, status *fwk.Status, nominating *fwk.NominatingInfo, start time.Time) {
-		fail(ctx, f, podInfo, status, nominating, start)
-		r.failed(podInfo.Pod, status, nominating)
-	}
-}
-
 func (r *Recorder) begin(f framework.Framework, pod *v1.Pod) *attempt {
 	return &attempt{
 		namespace: pod.Namespace, name: pod.Name, uid: pod.UID,
@@ -152,14 +132,6 @@ func (f *recordingFramework) RunPreFilterPlugins(ctx context.Context, state fwk.
 	result, status, plugins := f.Framework.RunPreFilterPlugins(ctx, state, pod)
 	f.a.preFiltered(result, status, plugins)
 	return result, status, plugins
-}
-
-func (f *recordingFramework) GetNodeHint(ctx context.Context, pod *v1.Pod, signature fwk.PodSignature, state fwk.CycleState, cycle int64) string {
-	hint := f.Framework.GetNodeHint(ctx, pod, signature, state, cycle)
-	if hint != "" {
-		f.a.hint = hint // before any filter runs: no lock needed
-	}
-	return hint
 }
 
 func (f *recordingFramework) RunFilterPluginsWithNominatedPods(ctx context.Context, state fwk.CycleState, pod *v1.Pod, node fwk.NodeInfo) *fwk.Status {

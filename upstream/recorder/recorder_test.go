@@ -1,3 +1,5 @@
+//go:build !kube_1_35
+
 package recorder
 
 import (

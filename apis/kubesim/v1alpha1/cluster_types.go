@@ -128,6 +128,13 @@ type ClusterSpec struct {
 	// scaled, while it is stopped.
 	TimeScale int32 `json:"timeScale,omitempty"`
 
+	// Kubernetes is the minor version whose upstream control plane the
+	// cluster runs ("1.35"): that release's kube-apiserver,
+	// kube-controller-manager and kube-scheduler. Empty means the one
+	// kubesim is built on; create sets it. `kubesim version` lists the
+	// versions a build has.
+	Kubernetes string `json:"kubernetes,omitempty"`
+
 	// ExtraArgs are upstream flags added to an upstream component's command
 	// line, by component (kube-apiserver, kube-controller-manager,
 	// kube-scheduler): ["--feature-gates=SomeGate=true", "--v=4"]. A flag

@@ -19,4 +19,6 @@ package v1alpha1
 // ClusterResourceUsage's label selector (matchLabels, matchExpressions),
 // which Cluster.SetUsage writes: an older binary's CRD would drop it and
 // the usage would cover every pod of the namespace.
-const Revision = 6
+// 7: Cluster.Kubernetes (the control plane's version), and the same in a
+// Scenario's clusters.
+const Revision = 7
