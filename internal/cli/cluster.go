@@ -23,6 +23,7 @@ func newClusterVerbCommands() []*cobra.Command {
 		group("delete", "Delete clusters", newDeleteClusterCommand()),
 		group("start", "Start a stopped cluster", newStartClusterCommand()),
 		group("stop", "Stop a running cluster, keeping its data", newStopClusterCommand()),
+		group("upgrade", "Upgrade a cluster's control plane", newUpgradeClusterCommand()),
 	}
 }
 
@@ -163,6 +164,27 @@ func newStartClusterCommand() *cobra.Command {
 	}
 	f.add(cmd)
 	cmd.Flags().DurationVar(&wait, "wait", defaultWait, "how long to wait for the cluster to be ready")
+	return cmd
+}
+
+func newUpgradeClusterCommand() *cobra.Command {
+	f := &clusterFlags{}
+	var wait time.Duration
+	var to string
+	cmd := &cobra.Command{
+		Use:   "cluster --kubernetes MINOR",
+		Short: "Upgrade a cluster's control plane to the next Kubernetes minor version, in upstream's order, its workloads running",
+		Args:  cobra.NoArgs,
+		RunE: f.run(func(cmd *cobra.Command, p *cluster.Provider, _ []string) error {
+			if to == "" {
+				return errors.New("--kubernetes: give the version to upgrade to, the next minor after the cluster's (kubesim get clusters shows it)")
+			}
+			return p.UpgradeKubernetes(cmd.Context(), f.name, to, wait)
+		}),
+	}
+	f.add(cmd)
+	cmd.Flags().StringVar(&to, "kubernetes", "", "the Kubernetes minor version to upgrade to, such as 1.36: the next after the cluster's")
+	cmd.Flags().DurationVar(&wait, "wait", defaultWait, "how long to wait for the upgraded components to be ready")
 	return cmd
 }
 

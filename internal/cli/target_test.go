@@ -62,6 +62,7 @@ var targetArgs = map[string][]string{
 	"kubesim delete cluster":     nil,
 	"kubesim start cluster":      nil,
 	"kubesim stop cluster":       nil,
+	"kubesim upgrade cluster":    {"--kubernetes", "1.36"},
 	"kubesim get kubeconfig":     nil,
 	"kubesim get cost":           nil,
 	"kubesim explain node":       {"kwok-default-x2x4k"},

@@ -205,7 +205,10 @@ func installCRD(ctx context.Context, d clusterdir.Dir, manifest []byte) error {
 	if err := yaml.UnmarshalStrict(manifest, crd); err != nil {
 		return fmt.Errorf("embedded CRD: %w", err)
 	}
-	cfg, err := credentials.SetupConfig(d, 10*time.Second)
+	// As long as the API server gives any request (scaledRequestTimeout):
+	// a big CRD (Kueue's) takes its create seconds of real work on a busy
+	// machine, which 10 s of a 60× clock would cut off at a sixth of one.
+	cfg, err := credentials.SetupConfig(d, time.Minute)
 	if err != nil {
 		return err
 	}

@@ -160,3 +160,26 @@ func compareMinors(a, b string) int {
 	fmt.Sscanf(b, "%d.%d", &bm, &bn)
 	return cmp.Or(cmp.Compare(am, bm), cmp.Compare(an, bn))
 }
+
+// CheckUpgrade refuses what upstream's version skew policy does not
+// allow a control plane: a downgrade, or a skip of a minor (the API
+// server goes up one minor at a time, and the controller-manager and
+// scheduler may not be newer than it).
+func CheckUpgrade(from, to Version) error {
+	switch c := compareMinors(to.Minor, from.Minor); {
+	case c == 0:
+		return fmt.Errorf("%sthe cluster runs Kubernetes %s already", FieldPrefix, from.Release)
+	case c < 0:
+		return fmt.Errorf("%s%s is older than the cluster's %s: Kubernetes does not downgrade a control plane (version skew policy); make a new cluster of %s instead", FieldPrefix, to.Minor, from.Minor, to.Minor)
+	case compareMinors(to.Minor, next(from.Minor)) > 0:
+		return fmt.Errorf("%s%s skips %s: a control plane is upgraded one minor at a time (version skew policy); upgrade to %s first", FieldPrefix, to.Minor, next(from.Minor), next(from.Minor))
+	}
+	return nil
+}
+
+// next is the minor after minor: 1.35 → 1.36.
+func next(minor string) string {
+	var major, n int
+	fmt.Sscanf(minor, "%d.%d", &major, &n)
+	return fmt.Sprintf("%d.%d", major, n+1)
+}

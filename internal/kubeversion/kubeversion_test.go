@@ -73,3 +73,21 @@ func TestLookup(t *testing.T) {
 		t.Errorf("1.9 is not before 1.10 (%d)", got)
 	}
 }
+
+func TestCheckUpgrade(t *testing.T) {
+	v := func(minor string) Version { return Version{Minor: minor, Release: "v" + minor + ".0"} }
+	if err := CheckUpgrade(v("1.35"), v("1.36")); err != nil {
+		t.Errorf("1.35 → 1.36: %v", err)
+	}
+	for _, c := range []struct{ from, to, want string }{
+		{"1.36", "1.35", "1.35 is older than the cluster's 1.36: Kubernetes does not downgrade"},
+		{"1.34", "1.36", "1.36 skips 1.35: a control plane is upgraded one minor at a time (version skew policy); upgrade to 1.35 first"},
+		{"1.36", "1.36", "the cluster runs Kubernetes v1.36.0 already"},
+		{"1.9", "1.11", "1.11 skips 1.10"},
+	} {
+		err := CheckUpgrade(v(c.from), v(c.to))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s → %s: %v; want %q", c.from, c.to, err, c.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"os/signal"
 	"slices"
 	"strings"
 	"sync"
@@ -49,9 +50,12 @@ type supervisor struct {
 	// restart asks a running component to restart: one it depends on has
 	// moved to another port, or the API server does not answer.
 	restart map[string]chan restartRequest
-	outage  *outageGate
-	startup *startupRecord
-	health  *healthRecord
+	// restarted are the started channels of restarts asked for, by
+	// component, until the component's next process starts (guarded by mu).
+	restarted map[string][]chan struct{}
+	outage    *outageGate
+	startup   *startupRecord
+	health    *healthRecord
 }
 
 // restartRequest says why a component is to restart, and whether to kill
@@ -59,6 +63,8 @@ type supervisor struct {
 type restartRequest struct {
 	reason string
 	kill   bool
+	// started, if set, is closed once the component has started again.
+	started chan struct{}
 }
 
 // errRestart ends a run that was asked to restart.
@@ -87,6 +93,10 @@ func Supervise(ctx context.Context, opts Options) error {
 	}
 	ctx, stopCluster := context.WithCancel(ctx)
 	defer stopCluster()
+	// At once: SIGUSR1 would otherwise end the process.
+	upgrades := make(chan os.Signal, 1)
+	signal.Notify(upgrades, upgradeSignal)
+	defer signal.Stop(upgrades)
 
 	cfg, err := d.Load()
 	if err != nil {
@@ -170,6 +180,7 @@ func Supervise(ctx context.Context, opts Options) error {
 	logger.Printf("%s", startedMark)
 	s.startup.add(EventClusterStarted, "")
 	go s.watchAPIServer(ctx)
+	go s.serveUpgrades(ctx, comps, upgrades)
 	<-ctx.Done()
 	logger.Printf("stopping")
 	return nil
@@ -305,7 +316,8 @@ func (s *supervisor) runOnce(ctx context.Context, comp component.Component) erro
 		s.restartAfter(comp)
 	}
 	select {
-	case <-s.restart[comp.Name]: // it is about to start with the new ports anyway
+	case req := <-s.restart[comp.Name]: // it is about to start with the new ports anyway
+		s.awaitStart(comp.Name, req)
 	default:
 	}
 	if comp.Prepare != nil {
@@ -330,6 +342,7 @@ func (s *supervisor) runOnce(ctx context.Context, comp component.Component) erro
 		return err
 	}
 	s.logger.Printf("started %s (pid %d): %s", comp.Name, cmd.Process.Pid, strings.Join(cmd.Args, " "))
+	s.announceStart(comp.Name)
 	s.startup.add(EventStarted, comp.Name)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -340,6 +353,7 @@ func (s *supervisor) runOnce(ctx context.Context, comp component.Component) erro
 		return err
 	case <-ctx.Done():
 	case req := <-s.restart[comp.Name]:
+		s.awaitStart(comp.Name, req)
 		s.logger.Printf("restarting %s: %s", comp.Name, req.reason)
 		stopped = errRestart
 		if req.kill {
@@ -367,6 +381,29 @@ func (s *supervisor) restartAfter(comp component.Component) {
 	for _, later := range all[i+1:] {
 		s.askRestart(later.Name, restartRequest{reason: "a component it depends on moved to another port"})
 	}
+}
+
+// awaitStart keeps req's started channel until name next starts.
+func (s *supervisor) awaitStart(name string, req restartRequest) {
+	if req.started == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.restarted == nil {
+		s.restarted = map[string][]chan struct{}{}
+	}
+	s.restarted[name] = append(s.restarted[name], req.started)
+}
+
+// announceStart closes the started channels name's restarts left.
+func (s *supervisor) announceStart(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.restarted[name] {
+		close(c)
+	}
+	delete(s.restarted, name)
 }
 
 // askRestart asks the component called name to restart, unless it has

@@ -16,7 +16,7 @@ import (
 // TestScenarioExamples runs each shipped example on a fresh cluster of
 // its own; each must pass, and leave no cluster behind.
 func TestScenarioExamples(t *testing.T) {
-	for _, name := range []string{"pdb-drain", "topology-spread", "zones-schedule-anyway", "node-failure-descheduler", "slow-start-rollout", "dpdb-ring", "upgrade-rehearsal", "gpu-packing", "hpa-spike", "queue-worker", "node-failure-upstream-timings"} {
+	for _, name := range []string{"pdb-drain", "control-plane-upgrade", "topology-spread", "zones-schedule-anyway", "node-failure-descheduler", "slow-start-rollout", "dpdb-ring", "upgrade-rehearsal", "gpu-packing", "hpa-spike", "queue-worker", "node-failure-upstream-timings"} {
 		t.Run(name, func(t *testing.T) {
 			e := shortHome(t, newEnv(t))
 			started := time.Now()

@@ -103,6 +103,10 @@ type Step struct {
 	// KueueSimulate asks Kueue what it would do with a Job now, in a copy
 	// of the cluster (kubesim kueue simulate): the cluster is not touched.
 	KueueSimulate *KueueSimulateStep `json:"kueueSimulate,omitempty"`
+	// Upgrade moves the cluster's control plane to the next Kubernetes
+	// minor version, as `kubesim upgrade cluster` does, its workloads
+	// running throughout.
+	Upgrade *UpgradeStep `json:"upgrade,omitempty"`
 
 	// Line is where the step starts in its file, for messages.
 	Line int `json:"-"`
@@ -313,6 +317,13 @@ type DescheduleStep struct {
 	Profiles []string `json:"profiles,omitempty"`
 	Policy   string   `json:"policy,omitempty"`
 	DryRun   bool     `json:"dryRun,omitempty"`
+}
+
+// UpgradeStep names the Kubernetes minor version to upgrade to ("1.36").
+//
+// +kubebuilder:object:generate=false
+type UpgradeStep struct {
+	Kubernetes string `json:"kubernetes,omitempty"`
 }
 
 // KueueSimulateStep is a Job (from a file, or inline) to ask Kueue about,
