@@ -143,7 +143,7 @@ cluster: build
 ## test: lint, unit tests, and end-to-end tests against real control planes
 ## (test/e2e is behind the build tag e2e: plain `go test ./...` is the unit suite)
 test: build lint
-	KUBESIM_BINARY=$(BIN) $(GO) test $(GOMOD) -tags e2e -count=1 -timeout 40m ./... $(UPSTREAM_PKGS) $(PATCHED_PKGS)
+	KUBESIM_BINARY=$(BIN) $(GO) test $(GOMOD) -tags e2e -count=1 -timeout 60m ./... $(UPSTREAM_PKGS) $(PATCHED_PKGS)
 	$(NESTED_TEST)
 
 lint: $(MODFILE) $(GO)
@@ -156,7 +156,7 @@ unit: $(MODFILE) $(GO)
 	@for m in $(UNIT_NESTED); do echo "go test ($$m)"; $(GO) -C $$m test -count=1 ./... || exit 1; done
 
 e2e: build
-	KUBESIM_BINARY=$(BIN) $(GO) test $(GOMOD) -tags e2e -count=1 -timeout 40m -v ./test/e2e/
+	KUBESIM_BINARY=$(BIN) $(GO) test $(GOMOD) -tags e2e -count=1 -timeout 60m -v ./test/e2e/
 
 ## kubesimtest: the tests of the nested modules (apis, pkg/kubesimtest and
 ## the examples that use it)
