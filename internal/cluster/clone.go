@@ -126,7 +126,7 @@ const interruptedCause = "clone interrupted: not all of its objects were made an
 // clock and its API server to write them as the API server would.
 func notDirect(c *v1alpha1.Cluster) string {
 	switch {
-	case !ownVersion(c):
+	case !controlplane.OwnVersion(c):
 		return "the cluster runs Kubernetes " + c.Kubernetes + ", and the direct writes store pods as kubesim's own version's API server does"
 	case c.TimeScale > 1:
 		return "the cluster runs faster than real time (the pods' times would be this process's)"
@@ -196,13 +196,6 @@ func cloneVersion(c *v1alpha1.Cluster, source string) (note string, err error) {
 		return "", err
 	}
 	return note, snapshot.CheckVersion(snapshot.Header{Kubernetes: source}, v.Release)
-}
-
-// ownVersion reports whether c runs the Kubernetes version kubesim is
-// built on.
-func ownVersion(c *v1alpha1.Cluster) bool {
-	v, err := kubeversion.Lookup(c.Kubernetes)
-	return err == nil && v.IsDefault()
 }
 
 // readCloneSource reads the snapshot file, or exports the context's

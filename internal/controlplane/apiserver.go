@@ -229,16 +229,16 @@ func APIServerSetUpFile(d clusterdir.Dir) string {
 // server writes its own default policy, which kubesim's version's would
 // not be: there its hooks are waited for.
 func APIServerReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
-	if !ownVersion(c) {
+	if !OwnVersion(c) {
 		return askAPIServer(ctx, d, c, "/readyz")
 	}
 	return askAPIServer(ctx, d, c, APIServerReadyPath())
 }
 
-// ownVersion reports whether c runs the Kubernetes version kubesim is
+// OwnVersion reports whether c runs the Kubernetes version kubesim is
 // built on, whose components are kubesim's own, patches included
 // (version.HasPatch); another version's binary runs upstream's code.
-func ownVersion(c *v1alpha1.Cluster) bool {
+func OwnVersion(c *v1alpha1.Cluster) bool {
 	v, err := kubeversion.Lookup(c.Kubernetes)
 	return err == nil && v.IsDefault()
 }

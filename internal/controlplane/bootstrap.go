@@ -75,7 +75,7 @@ func bootstrap(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
 	// Every write is independent of the others: all at once, as create
 	// waits on this.
 	var g errgroup.Group
-	if ownVersion(c) {
+	if OwnVersion(c) {
 		g.Go(func() error { return writeUpstreamDefaults(ctx, client) })
 	}
 	for _, comp := range comps {

@@ -110,7 +110,7 @@ const controllerManagerSyncedPatch = "k8s.io/kubernetes/0004-controller-manager-
 // informers hold every object there was when it started, so a Deployment
 // made now gets its ReplicaSet and pods at once.
 func controllerManagerSynced(_ context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
-	if !version.HasPatch(controllerManagerSyncedPatch) || !ownVersion(c) {
+	if !version.HasPatch(controllerManagerSyncedPatch) || !OwnVersion(c) {
 		return nil
 	}
 	if _, err := os.Stat(controllerManagerSyncedFile(d)); err != nil {

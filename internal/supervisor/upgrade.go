@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -29,8 +30,8 @@ import (
 // upgradeSignal asks the supervisor to upgrade.
 const upgradeSignal = syscall.SIGUSR1
 
-func upgradeRequestFile(d clusterdir.Dir) string { return d.Path + "/upgrade.request" }
-func upgradeResultFile(d clusterdir.Dir) string  { return d.Path + "/upgrade.result" }
+func upgradeRequestFile(d clusterdir.Dir) string { return filepath.Join(d.Path, "upgrade.request") }
+func upgradeResultFile(d clusterdir.Dir) string  { return filepath.Join(d.Path, "upgrade.result") }
 
 // upgradeDone begins the result of an upgrade that finished.
 const upgradeDone = "upgraded to "
