@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 )
 
@@ -112,8 +113,12 @@ spec:
 	}
 
 	// First-come, first-admitted: each Job is created once the one
-	// before it has its Workload.
-	for _, j := range []*batchv1.Job{queuedJob("short", "20s"), queuedJob("long", "1h"), queuedJob("third", "1h")} {
+	// before it has its Workload. short's pod waits behind a scheduling
+	// gate until the test lifts it, so short holds its quota through the
+	// checks below however slow the machine (a 20 s run raced them).
+	short := queuedJob("short", "5s")
+	short.Spec.Template.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: heldGate}}
+	for _, j := range []*batchv1.Job{short, queuedJob("long", "1h"), queuedJob("third", "1h")} {
 		if _, err := client.BatchV1().Jobs("default").Create(ctx, j, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -122,11 +127,12 @@ spec:
 			return err
 		})
 	}
-	eventually(t, time.Minute, "short and long admitted and Running, third pending on quota", func() error {
-		for _, name := range []string{"short", "long"} {
-			if pods := runningPods(t, client, "job="+name); len(pods) != 1 {
-				return fmt.Errorf("job %s: %d pods Running", name, len(pods))
-			}
+	eventually(t, time.Minute, "short admitted with its pod held, long Running, third pending on quota", func() error {
+		if pods := runningPods(t, client, "job=long"); len(pods) != 1 {
+			return fmt.Errorf("job long: %d pods Running", len(pods))
+		}
+		if _, err := heldPod(ctx, client, "short"); err != nil {
+			return err
 		}
 		third, err := client.BatchV1().Jobs("default").Get(ctx, "third", metav1.GetOptions{})
 		if err != nil {
@@ -184,6 +190,16 @@ spec:
 		return nil
 	})
 
+	// short runs now, finishes after 5 s, and frees its quota for third.
+	eventually(t, time.Minute, "short's gate lifted", func() error {
+		pod, err := heldPod(ctx, client, "short")
+		if err != nil {
+			return err
+		}
+		pod.Spec.SchedulingGates = nil
+		_, err = client.CoreV1().Pods("default").Update(ctx, pod, metav1.UpdateOptions{})
+		return err
+	})
 	eventually(t, 2*time.Minute, "short finished, third admitted and Running, long still Running", func() error {
 		short, err := client.BatchV1().Jobs("default").Get(ctx, "short", metav1.GetOptions{})
 		if err != nil {
@@ -244,6 +260,26 @@ spec:
 	}
 	writeFile(t, thirdFile, data)
 	e.fails("the cluster runs no Kueue: create it with --addons kueue", "kueue", "simulate", "-f", thirdFile, "--name", "plain")
+}
+
+// heldGate is the scheduling gate that keeps a pod of the test's from
+// being scheduled until the test lifts it.
+const heldGate = "kubesim.io/test-hold"
+
+// heldPod is the one pod of Job job, still behind heldGate.
+func heldPod(ctx context.Context, client kubernetes.Interface, job string) (*corev1.Pod, error) {
+	pods, err := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "job=" + job})
+	if err != nil {
+		return nil, err
+	}
+	if len(pods.Items) != 1 {
+		return nil, fmt.Errorf("job %s: %d pods, want 1", job, len(pods.Items))
+	}
+	pod := &pods.Items[0]
+	if !slices.ContainsFunc(pod.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == heldGate }) {
+		return nil, fmt.Errorf("job %s: pod %s is not held by %s", job, pod.Name, heldGate)
+	}
+	return pod, nil
 }
 
 // workloadOf is the Workload of a Job (Kueue names it after the Job).
