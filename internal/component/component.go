@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 )
@@ -99,6 +101,11 @@ type Component struct {
 	// CRDs are CustomResourceDefinition manifests bootstrap installs and
 	// waits to be served.
 	CRDs [][]byte
+	// Conversion, if set, is the conversion of the component's CRD named
+	// crd (nil: the manifest's own), written in at install, before the
+	// component starts: a CRD changed later ends the running component's
+	// watches of its kind, which it may not recover from at once.
+	Conversion func(d clusterdir.Dir, c *v1alpha1.Cluster, crd string) (*apiextensionsv1.CustomResourceConversion, error)
 	// OnlyIfRun: the component's CRDs and grants are written only to a
 	// cluster that runs it (an add-on such as the autoscaler, which a
 	// cluster without it must not show), not to every cluster.

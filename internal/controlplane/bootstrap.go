@@ -80,7 +80,7 @@ func bootstrap(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error
 	}
 	for _, comp := range comps {
 		for _, crd := range comp.CRDs {
-			g.Go(func() error { return wrap(comp.Name+"'s CRD", installCRD(ctx, d, crd)) })
+			g.Go(func() error { return wrap(comp.Name+"'s CRD", installCRD(ctx, d, c, comp, crd)) })
 		}
 	}
 	for _, b := range bindings {
@@ -200,10 +200,19 @@ func ensureNamespace(ctx context.Context, client kubernetes.Interface, name stri
 
 // installCRD creates or updates an embedded CRD and waits until it is
 // served, so the components that use it find it when they start.
-func installCRD(ctx context.Context, d clusterdir.Dir, manifest []byte) error {
+func installCRD(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster, comp component.Component, manifest []byte) error {
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := yaml.UnmarshalStrict(manifest, crd); err != nil {
 		return fmt.Errorf("embedded CRD: %w", err)
+	}
+	if comp.Conversion != nil {
+		conversion, err := comp.Conversion(d, c, crd.Name)
+		if err != nil {
+			return err
+		}
+		if conversion != nil {
+			crd.Spec.Conversion = conversion
+		}
 	}
 	// As long as the API server gives any request (scaledRequestTimeout):
 	// a big CRD (Kueue's) takes its create seconds of real work on a busy

@@ -74,6 +74,7 @@ func Component() component.Component {
 		Grants:       []component.Grant{{Role: clusterRole}},
 		ServingCerts: []component.ServingCert{webhookCert, visibilityCert},
 		CRDs:         crds(),
+		Conversion:   conversion,
 		MemoryWeight: 10,
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
+	"github.com/kubesim/kubesim/internal/credentials"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/kueue/pkg/config"
@@ -145,5 +146,26 @@ func TestUserConfiguration(t *testing.T) {
 	}
 	if options.LeaderElection || *cfg.Webhook.Port != 40001 {
 		t.Errorf("leader election %v, webhook port %d: want kubesim's", options.LeaderElection, *cfg.Webhook.Port)
+	}
+}
+
+// The CRDs serving v1beta1 are converted by Kueue's webhook on its
+// loopback port, written at install; the others keep their own.
+func TestConversion(t *testing.T) {
+	d := clusterdir.Dir{Path: t.TempDir()}
+	if err := os.MkdirAll(d.PKI(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(credentials.CAFile(d), []byte("ca"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := testCluster()
+	conv, err := conversion(d, c, "workloads.kueue.x-k8s.io")
+	if err != nil || conv == nil || conv.Strategy != apiextensionsv1.WebhookConverter ||
+		*conv.Webhook.ClientConfig.URL != "https://127.0.0.1:40001/convert" || string(conv.Webhook.ClientConfig.CABundle) != "ca" {
+		t.Errorf("workloads' conversion: %+v, %v", conv, err)
+	}
+	if conv, err := conversion(d, c, "resourceflavors.kueue.x-k8s.io"); conv != nil || err != nil {
+		t.Errorf("resourceflavors' conversion: %+v, %v; want the manifest's own", conv, err)
 	}
 }

@@ -9,12 +9,12 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -56,8 +56,8 @@ func ready(ctx context.Context, _ clusterdir.Dir, c *v1alpha1.Cluster) error {
 // register points the API server at Kueue's webhooks, by URL on loopback
 // trusted through the cluster's CA: the admission webhooks of Kueue's own
 // kinds and of batch/v1 Jobs (upstream's, failing closed as upstream's
-// do), and the conversion of its CRDs' v1beta1; and its visibility API
-// with the aggregator. It runs at every start, so a port that moved is
+// do); and its visibility API with the aggregator (the conversion of its
+// CRDs' v1beta1 is written at install: conversion). It runs at every start, so a port that moved is
 // followed.
 func register(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
 	ca, err := os.ReadFile(credentials.CAFile(d))
@@ -85,29 +85,30 @@ func register(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error 
 		func(cur, want *admissionregistrationv1.ValidatingWebhookConfiguration) { cur.Webhooks = want.Webhooks }); err != nil {
 		return err
 	}
-	crdClient, err := apiextensionsclient.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	url := base + "/convert"
-	for _, name := range convertedCRDs {
-		crds := crdClient.ApiextensionsV1().CustomResourceDefinitions()
-		crd, err := crds.Get(ctx, name+".kueue.x-k8s.io", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
-			Strategy: apiextensionsv1.WebhookConverter,
-			Webhook: &apiextensionsv1.WebhookConversion{
-				ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: ca},
-				ConversionReviewVersions: []string{"v1"},
-			},
-		}
-		if _, err := crds.Update(ctx, crd, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("%s's conversion webhook: %w", crd.Name, err)
-		}
-	}
 	return visibility.Register(ctx, d, c.Status.Ports.Get(ComponentName, visibilityPort))
+}
+
+// conversion is the conversion of a Kueue CRD that serves v1beta1 beside
+// v1beta2: by Kueue's webhook, on loopback, trusted through the cluster's
+// CA. Bootstrap writes it before Kueue starts, at every start, so a port
+// that moved is followed.
+func conversion(d clusterdir.Dir, c *v1alpha1.Cluster, crd string) (*apiextensionsv1.CustomResourceConversion, error) {
+	name, ok := strings.CutSuffix(crd, ".kueue.x-k8s.io")
+	if !ok || !slices.Contains(convertedCRDs, name) {
+		return nil, nil
+	}
+	ca, err := os.ReadFile(credentials.CAFile(d))
+	if err != nil {
+		return nil, err
+	}
+	url := fmt.Sprintf("https://%s/convert", loopbackPort(c, webhookPort))
+	return &apiextensionsv1.CustomResourceConversion{
+		Strategy: apiextensionsv1.WebhookConverter,
+		Webhook: &apiextensionsv1.WebhookConversion{
+			ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: ca},
+			ConversionReviewVersions: []string{"v1"},
+		},
+	}, nil
 }
 
 // offered says whether kubesim registers an upstream webhook, by its

@@ -14,7 +14,7 @@ import (
 // and leave no cluster behind. Speed itself is the benchmarks' business,
 // not this test's.
 func TestBenchScenarios(t *testing.T) {
-	e := newEnv(t)
+	e := newEnvAlone(t)
 	const (
 		floorCreated = "floor: pods created (nothing else)"
 		floorDeleted = "floor: pods deleted at once and gone"
@@ -102,7 +102,7 @@ func TestBenchScenarios(t *testing.T) {
 // the floor, with create's steps; no cluster left behind. A source larger
 // than its nodes hold is refused.
 func TestBenchClone(t *testing.T) {
-	e := newEnv(t)
+	e := newEnvAlone(t)
 	r := e.must("bench", "clone", "--nodes", "3", "--pods", "12")
 	out := r.stdout
 	floor := "floor: nodes and pods bound across them created (nothing else): 15 in"
@@ -133,7 +133,7 @@ func TestBenchClone(t *testing.T) {
 // no pair of simultaneous neighbour evictions both pass; it reports the
 // lock's latency and the propagation lag, and leaves no cluster behind.
 func TestBenchDPDB(t *testing.T) {
-	e := newEnv(t)
+	e := newEnvAlone(t)
 	r := e.must("bench", "dpdb", "--pairs", "3")
 	for _, want := range []string{"of 3 without the webhook, 0 of 3 with it", "admitted eviction latency: p50", "propagation lag without the webhook", "over 3"} {
 		if !strings.Contains(r.stdout, want) {
@@ -148,7 +148,7 @@ func TestBenchDPDB(t *testing.T) {
 // TestBenchCreate: `bench create` times each step and splits create into
 // its phases by the supervisor's log.
 func TestBenchCreate(t *testing.T) {
-	e := newEnv(t)
+	e := newEnvAlone(t)
 	r := e.must("bench", "create", "--runs", "1")
 	phases := regexp.MustCompile(`create by phase \(median\):  prepare [0-9.]+s  etcd [0-9.]+s  kube-apiserver [0-9.]+s  bootstrap [0-9.]+s  components [0-9.]+s  return [0-9.]+s  default ServiceAccount after create [0-9.]+s`)
 	if !strings.Contains(r.stdout, "median") || !phases.MatchString(r.stdout) {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,7 +56,28 @@ type env struct {
 	cluster string
 }
 
+// newEnv is a new user for a test that runs beside others: a top-level
+// test that calls it runs in parallel (go test's -parallel, GOMAXPROCS by
+// default) once the tests that run alone are done. Most of the suite's
+// time is spent waiting on clusters' own timers, not on the CPU.
 func newEnv(t testing.TB) *env {
+	t.Helper()
+	if pt, ok := t.(*testing.T); ok && !strings.Contains(t.Name(), "/") {
+		if _, again := parallelTests.LoadOrStore(t.Name(), true); !again {
+			pt.Parallel()
+		}
+	}
+	return newEnvAlone(t)
+}
+
+// parallelTests are the tests newEnv has made parallel (a test may make
+// two users; Parallel may be called once).
+var parallelTests sync.Map
+
+// newEnvAlone is a new user for a test that runs alone: one that asserts
+// upstream's timings on a scaled clock (a busy machine stretches them), or
+// measures, or loads the machine itself.
+func newEnvAlone(t testing.TB) *env {
 	t.Helper()
 	dir := t.TempDir()
 	e := &env{t: t, home: filepath.Join(dir, "kubesim"), kubeconfig: filepath.Join(dir, "kube", "config")}

@@ -63,7 +63,7 @@ type poolCost struct {
 // in the cluster's time: while they run, what they cost grows; once
 // Karpenter has removed them, what they cost stays.
 func TestKarpenterCostPerNodePool(t *testing.T) {
-	e := newEnv(t)
+	e := newEnvAlone(t)
 	// On a clock 10× real time: node-hours are the cluster's hours, and
 	// they add up ten times as fast.
 	e.createCluster("costly", "--autoscaler", "karpenter", "--time-scale", "10")

@@ -19,7 +19,7 @@ import (
 // says each NodePool's nodes, cost and the pods' Pending→Running times;
 // its report charts the nodes over time and renders in Chromium.
 func TestKarpenterScenario(t *testing.T) {
-	e := shortHome(t, newEnv(t))
+	e := shortHome(t, newEnvAlone(t))
 	report := filepath.Join(t.TempDir(), "autoscale-burst.html")
 	started := time.Now()
 	r := e.run("run", filepath.Join("..", "..", "examples", "autoscale-burst.yaml"), "--set", "replicas=20", "--set", "after=4", "--set", "nodesAfter=1",

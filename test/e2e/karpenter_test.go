@@ -66,7 +66,7 @@ const instanceTypes = `[
 // losing a node or launching one twice; with the pods gone, it
 // consolidates the nodes away.
 func TestKarpenterLaunchesAndConsolidates(t *testing.T) {
-	e := newEnv(t)
+	e := newEnvAlone(t)
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.json")
 	writeFile(t, bad, []byte(strings.Replace(instanceTypes, `"cpu": "4", `, "", 1)))

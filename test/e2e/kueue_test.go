@@ -625,7 +625,7 @@ func TestKueueScenario(t *testing.T) {
 // the queue and its GPUs in use, and is read in Chromium as a user would.
 // It runs at 20× (below).
 func TestKueueGPUQueueExample(t *testing.T) {
-	e := shortHome(t, newEnv(t))
+	e := shortHome(t, newEnvAlone(t))
 	report := filepath.Join(t.TempDir(), "report.html")
 	r := e.run("run", filepath.Join("..", "..", "examples", "kueue-gpu-queue.yaml"), "--set", "jobs=30", "--set", "runFor=5m",
 		// 20×, not the example's 60×: at 60× on a busy 2-core machine the

@@ -54,7 +54,7 @@ func (e *env) killAndWaitBack(cluster string, components ...string) {
 func TestTimeScaleAPIServerKilled(t *testing.T) {
 	for _, scale := range []int{10, 60} {
 		t.Run(fmt.Sprintf("%dx", scale), func(t *testing.T) {
-			e := newEnv(t)
+			e := newEnvAlone(t)
 			name := fmt.Sprintf("kill%d", scale)
 			e.createCluster(name, "--time-scale", strconv.Itoa(scale), "--nodes", "20")
 			client := e.client()

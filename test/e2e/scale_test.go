@@ -22,7 +22,7 @@ import (
 // Ready. (Before scales took the operation lock, one whose nodes another
 // deleted waited its whole --wait and blamed the kubelet simulator.)
 func TestParallelScales(t *testing.T) {
-	e := newEnv(t)
+	e := newEnvAlone(t)
 	e.createCluster("crowd", "--nodes", "1")
 	for _, requested := range [][]int{{6, 2, 5, 0, 4}, {1, 7, 0, 3, 5}} {
 		results := make([]result, len(requested))

@@ -31,7 +31,7 @@ steps:
 // a process of its own and reports them together: one summary, one JUnit
 // file, one HTML report, exit 0 when all pass.
 func TestRunScenariosOnDifferentClocks(t *testing.T) {
-	e := shortHome(t, newEnv(t))
+	e := shortHome(t, newEnvAlone(t))
 	dir := t.TempDir()
 	for name, scale := range map[string]int{"fast": 10, "real": 1, "fast-too": 10} {
 		writeFile(t, filepath.Join(dir, name+".yaml"), []byte(clockScenario(name, scale)))

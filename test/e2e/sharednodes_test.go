@@ -35,7 +35,7 @@ func TestKubeletSimsShareNodes(t *testing.T) {
 		nodes = 200
 		grace = 20 * time.Second
 	)
-	e := newEnv(t)
+	e := newEnvAlone(t)
 	ctx := context.Background()
 	e.createCluster("shared", "--disable-kubelet-sim", "--node-monitor-grace-period", grace.String())
 	e.kubectl("apply", "-k", filepath.Join("..", "..", "deploy"))

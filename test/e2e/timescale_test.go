@@ -59,7 +59,7 @@ func within(t *testing.T, what string, got, want time.Duration, tolerance float6
 // time; the API server, the controller-manager, the simulator and the
 // embedded kubectl all share the one clock.
 func TestTimeScaleNodeFailure(t *testing.T) {
-	e := newEnv(t)
+	e := newEnvAlone(t)
 	e.createCluster("ten", "--time-scale", "10", "--nodes", "10")
 	clock := e.clusterClock("ten")
 	if clock.Scale != 10 {
@@ -250,7 +250,7 @@ func parseAge(s string) (time.Duration, error) {
 // load falls. (30×, not 60×: on a busy 2-core machine the API server
 // under 60× misses its own scaled deadlines at start; issue 52.)
 func TestTimeScaleCronJobAndHPA(t *testing.T) {
-	e := newEnv(t)
+	e := newEnvAlone(t)
 	e.createCluster("sixty", "--time-scale", "30", "--nodes", "3")
 	clock := e.clusterClock("sixty")
 	client := e.client()
