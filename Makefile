@@ -137,7 +137,9 @@ $(GO): patches/go/overlay.sh $(CLOCK_PATCHES)
 	patches/go/overlay.sh $(GOCLOCK) >/dev/null
 
 ## cluster: build, then create the cluster "kubesim" and make it kubectl's context
-cluster: build
+# (kubesim's own Kubernetes version only: `make build` builds the others)
+cluster:
+	$(MAKE) build VERSIONS=$(OWN_MINOR)
 	$(BIN) create cluster --nodes 3
 
 ## test: lint, unit tests, and end-to-end tests against real control planes

@@ -31,7 +31,9 @@ type Version struct {
 // others are the versions under versions/, each the release its go.mod
 // pins (a test holds them to it). kubesim's own is not among them.
 var others = []Version{
+	{Minor: "1.34", Release: "v1.34.4"},
 	{Minor: "1.35", Release: "v1.35.4"},
+	{Minor: "1.37", Release: "v1.37.2"},
 }
 
 // Default is the version kubesim is built on, whose components are in its

@@ -14,22 +14,55 @@ import (
 )
 
 // TestScenarioExamples runs each shipped example on a fresh cluster of
-// its own; each must pass, and leave no cluster behind.
+// its own; each must pass, and leave no cluster behind. They run one
+// after another, beside the other parallel tests.
 func TestScenarioExamples(t *testing.T) {
-	for _, name := range []string{"pdb-drain", "control-plane-upgrade", "topology-spread", "zones-schedule-anyway", "node-failure-descheduler", "slow-start-rollout", "dpdb-ring", "upgrade-rehearsal", "gpu-packing", "hpa-spike", "queue-worker", "node-failure-upstream-timings"} {
-		t.Run(name, func(t *testing.T) {
-			e := shortHome(t, newEnv(t))
-			started := time.Now()
-			r := e.run("run", filepath.Join("..", "..", "examples", name+".yaml"))
-			t.Logf("%s: %.1fs wall\n%s", name, time.Since(started).Seconds(), r.stdout)
-			if r.code != 0 || !strings.Contains(r.stdout, "PASSED "+name) {
-				t.Fatalf("example %s did not pass: %s", name, r)
-			}
-			if out := e.must("get", "clusters").stdout + e.must("get", "clusters").stderr; strings.Contains(out, "scn-") {
-				t.Errorf("the run's cluster was left behind: %s", out)
-			}
-		})
+	t.Parallel()
+	for _, name := range []string{"pdb-drain", "control-plane-upgrade", "topology-spread", "zones-schedule-anyway", "node-failure-descheduler", "slow-start-rollout", "dpdb-ring", "upgrade-rehearsal", "gpu-packing", "hpa-spike", "queue-worker"} {
+		t.Run(name, func(t *testing.T) { runExample(t, shortHome(t, newEnv(t)), name) })
 	}
+}
+
+// TestScenarioExampleTimings runs the example that holds upstream's
+// timings on a scaled clock, alone: a busy machine stretches them.
+func TestScenarioExampleTimings(t *testing.T) {
+	runExample(t, shortHome(t, newEnvAlone(t)), "node-failure-upstream-timings")
+}
+
+// runExample runs examples/NAME.yaml with args, which must pass and leave
+// no cluster behind.
+func runExample(t *testing.T, e *env, name string, args ...string) {
+	var set []string
+	if name == "control-plane-upgrade" {
+		from, to := upgradeBuilt(t, e)
+		set = []string{"--set", "from=" + from, "--set", "to=" + to}
+	}
+	started := time.Now()
+	r := e.run(append([]string{"run", filepath.Join("..", "..", "examples", name+".yaml")}, append(set, args...)...)...)
+	t.Logf("%s: %.1fs wall\n%s", name, time.Since(started).Seconds(), r.stdout)
+	if r.code != 0 || !strings.Contains(r.stdout, "PASSED "+name) {
+		t.Fatalf("example %s did not pass: %s", name, r)
+	}
+	if out := e.must("get", "clusters").stdout + e.must("get", "clusters").stderr; strings.Contains(out, "scn-") {
+		t.Errorf("the run's cluster was left behind: %s", out)
+	}
+}
+
+// upgradeBuilt is an upgrade this build can run, from one minor to the
+// next, preferring one to or from kubesim's own; the test is skipped,
+// saying so, where none is built (CI builds one other version a run).
+func upgradeBuilt(t *testing.T, e *env) (from, to string) {
+	own, others := builtVersions(t, e)
+	for _, o := range others {
+		switch {
+		case nextMinor(minor(o)) == minor(own):
+			return minor(o), minor(own)
+		case nextMinor(minor(own)) == minor(o):
+			return minor(own), minor(o)
+		}
+	}
+	t.Skipf("no version next to kubesim's own %s is built (built: %v)", own, others)
+	return "", ""
 }
 
 // shortHome moves e's kubesim home to a short path: a cluster's unix

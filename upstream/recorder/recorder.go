@@ -85,7 +85,7 @@ func (r *Recorder) keep(a *attempt) {
 
 // failed adds what the scheduler concluded from a failed attempt — its
 // message, preemption's verdict included — to the pod's record.
-func (r *Recorder) failed(pod *v1.Pod, status *fwk.Status, nominating *fwk.NominatingInfo) {
+func (r *Recorder) failed(pod *v1.Pod, status *fwk.Status, nominating *nominatingInfo) {
 	a := r.last(pod.Namespace, pod.Name)
 	if a == nil || a.uid != pod.UID {
 		return
@@ -128,7 +128,7 @@ type recordingFramework struct {
 	a *attempt
 }
 
-func (f *recordingFramework) RunPreFilterPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod) (*fwk.PreFilterResult, *fwk.Status, sets.Set[string]) {
+func (f *recordingFramework) RunPreFilterPlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod) (*preFilterResult, *fwk.Status, sets.Set[string]) {
 	result, status, plugins := f.Framework.RunPreFilterPlugins(ctx, state, pod)
 	f.a.preFiltered(result, status, plugins)
 	return result, status, plugins
@@ -140,7 +140,7 @@ func (f *recordingFramework) RunFilterPluginsWithNominatedPods(ctx context.Conte
 	return status
 }
 
-func (f *recordingFramework) RunScorePlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]fwk.NodePluginScores, *fwk.Status) {
+func (f *recordingFramework) RunScorePlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]nodePluginScores, *fwk.Status) {
 	scores, status := f.Framework.RunScorePlugins(ctx, state, pod, nodes)
 	if status.IsSuccess() {
 		f.a.scored(scores)
@@ -177,7 +177,7 @@ type verdict struct {
 	status *fwk.Status
 }
 
-func (a *attempt) preFiltered(result *fwk.PreFilterResult, status *fwk.Status, plugins sets.Set[string]) {
+func (a *attempt) preFiltered(result *preFilterResult, status *fwk.Status, plugins sets.Set[string]) {
 	if status.IsSuccess() && result.AllNodes() {
 		return
 	}
@@ -202,7 +202,7 @@ func (a *attempt) filtered(node string, status *fwk.Status) {
 	a.mu.Unlock()
 }
 
-func (a *attempt) scored(scores []fwk.NodePluginScores) {
+func (a *attempt) scored(scores []nodePluginScores) {
 	if len(scores) == 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-//go:build !kube_1_35
+//go:build !kube_1_34 && !kube_1_35
 
 package recorder
 

@@ -1,10 +1,12 @@
-//go:build !kube_1_35
+//go:build !kube_1_34 && !kube_1_35
 
 package recorder
 
 // What of the scheduler's API the recorder uses that differs between
 // Kubernetes releases, as of v1.36 (and v1.37). Each release that differs
-// has a file of its own, built with its tag (versions/README.md).
+// has a file of its own, built with its tag (versions/README.md): 1.35's
+// SchedulePod and GetNodeHint, and 1.34's too, with no GetNodeHint and
+// the framework's types in the scheduler's own package.
 
 import (
 	"context"
@@ -14,6 +16,14 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+)
+
+// The framework's types the recorder names, in kube-scheduler's module
+// since 1.35.
+type (
+	nominatingInfo   = fwk.NominatingInfo
+	preFilterResult  = fwk.PreFilterResult
+	nodePluginScores = fwk.NodePluginScores
 )
 
 // Install puts the recorder between the scheduler and its frameworks: each

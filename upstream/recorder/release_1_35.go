@@ -16,6 +16,13 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 )
 
+// The framework's types the recorder names (as release.go's).
+type (
+	nominatingInfo   = fwk.NominatingInfo
+	preFilterResult  = fwk.PreFilterResult
+	nodePluginScores = fwk.NodePluginScores
+)
+
 // Install puts the recorder between the scheduler and its frameworks (as
 // release.go's).
 func (r *Recorder) Install(s *scheduler.Scheduler) {
