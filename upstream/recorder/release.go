@@ -3,10 +3,12 @@
 package recorder
 
 // What of the scheduler's API the recorder uses that differs between
-// Kubernetes releases, as of v1.36 (and v1.37). Each release that differs
-// has a file of its own, built with its tag (versions/README.md): 1.35's
-// SchedulePod and GetNodeHint, and 1.34's too, with no GetNodeHint and
-// the framework's types in the scheduler's own package.
+// Kubernetes releases, as of v1.36 (and v1.37). What differs before is in
+// files built with each release's tag (versions/README.md): SchedulePod
+// takes the pod before 1.36 (release_pod.go), GetNodeHint returns the
+// pod's signature in 1.35 (release_1_35.go) and is not there in 1.34,
+// whose framework types are in the scheduler's own package
+// (release_1_34.go; types.go for the others).
 
 import (
 	"context"
@@ -16,14 +18,6 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
-)
-
-// The framework's types the recorder names, in kube-scheduler's module
-// since 1.35.
-type (
-	nominatingInfo   = fwk.NominatingInfo
-	preFilterResult  = fwk.PreFilterResult
-	nodePluginScores = fwk.NodePluginScores
 )
 
 // Install puts the recorder between the scheduler and its frameworks: each
@@ -40,7 +34,7 @@ func (r *Recorder) Install(s *scheduler.Scheduler) {
 		return result, err
 	}
 	fail := s.FailureHandler
-	s.FailureHandler = func(ctx context.Context, f framework.Framework, podInfo *framework.QueuedPodInfo, status *fwk.Status, nominating *fwk.NominatingInfo, start time.Time) {
+	s.FailureHandler = func(ctx context.Context, f framework.Framework, podInfo *framework.QueuedPodInfo, status *fwk.Status, nominating *nominatingInfo, start time.Time) {
 		fail(ctx, f, podInfo, status, nominating, start)
 		r.failed(podInfo.Pod, status, nominating)
 	}

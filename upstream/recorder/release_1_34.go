@@ -2,42 +2,14 @@
 
 package recorder
 
-// What of the scheduler's API the recorder uses, as v1.34 has it: the
-// scheduler passes SchedulePod the pod, the framework gives no node hint
-// (the recorder's attempt keeps none), and the framework's types are in
-// the scheduler's own package, not kube-scheduler's module.
+// The framework's types the recorder names, as 1.34 has them: in the
+// scheduler's own package, not kube-scheduler's module. 1.34's framework
+// gives no node hint, so an attempt keeps none.
 
-import (
-	"context"
-	"time"
-
-	v1 "k8s.io/api/core/v1"
-	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
-)
+import "k8s.io/kubernetes/pkg/scheduler/framework"
 
 type (
 	nominatingInfo   = framework.NominatingInfo
 	preFilterResult  = framework.PreFilterResult
 	nodePluginScores = framework.NodePluginScores
 )
-
-// Install puts the recorder between the scheduler and its frameworks (as
-// release.go's).
-func (r *Recorder) Install(s *scheduler.Scheduler) {
-	schedule := s.SchedulePod
-	s.SchedulePod = func(ctx context.Context, f framework.Framework, state fwk.CycleState, pod *v1.Pod) (scheduler.ScheduleResult, error) {
-		a := r.begin(f, pod)
-		result, err := schedule(ctx, &recordingFramework{Framework: f, a: a}, state, pod)
-		r.passedHint.Store(int64(len(a.passed)))
-		a.finish(result.SuggestedHost, err)
-		r.keep(a)
-		return result, err
-	}
-	fail := s.FailureHandler
-	s.FailureHandler = func(ctx context.Context, f framework.Framework, podInfo *framework.QueuedPodInfo, status *fwk.Status, nominating *framework.NominatingInfo, start time.Time) {
-		fail(ctx, f, podInfo, status, nominating, start)
-		r.failed(podInfo.Pod, status, nominating)
-	}
-}
