@@ -459,7 +459,18 @@ func TestKueueCohortBorrowingAndPreemption(t *testing.T) {
 	pending := simulate("a-low-1", "a", "lowest", "1")
 	submit("a-low-1", "a", "lowest", "1")
 	wantAdmitted("a's borrowing limit reached: the third pending", []string{"a-low-4", "a-low-2"}, []string{"a-low-1"})
-	if _, _, message := jobWorkloadCondition(ctx, dyn, "a-low-1", "QuotaReserved"); pending.Verdict != "pending" || pending.Why != message || message == "" {
+	// Kueue says why once it has tried it (on a busy machine, after the
+	// check above may pass).
+	var message string
+	eventually(t, time.Minute, "a-low-1's QuotaReserved False, with Kueue's reason", func() error {
+		var status string
+		status, _, message = jobWorkloadCondition(ctx, dyn, "a-low-1", "QuotaReserved")
+		if status != "False" || message == "" {
+			return fmt.Errorf("QuotaReserved %q %q", status, message)
+		}
+		return nil
+	})
+	if pending.Verdict != "pending" || pending.Why != message {
 		t.Errorf("simulate a-low-1: %s %q; submitted, Kueue says %q", pending.Verdict, pending.Why, message)
 	}
 
