@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubesim/kubesim/internal/explain"
+	"github.com/kubesim/kubesim/internal/kubeversion"
 )
 
 // builtVersions are the Kubernetes releases this build can run (kubesim
@@ -49,10 +50,7 @@ func builtVersions(t *testing.T, e *env) (own string, others []string) {
 }
 
 // minor is a release's minor version: v1.35.4 → 1.35.
-func minor(release string) string {
-	parts := strings.SplitN(strings.TrimPrefix(release, "v"), ".", 3)
-	return parts[0] + "." + parts[1]
-}
+var minor = kubeversion.MinorOf
 
 // TestKubernetesVersion runs the core of what users verify on each
 // Kubernetes version built beside kubesim: that release's API server,
