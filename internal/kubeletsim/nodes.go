@@ -2,12 +2,15 @@ package kubeletsim
 
 import (
 	"context"
+	"sync"
 	"text/template"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 
 	"github.com/kubesim/kubesim/internal/stage"
 )
@@ -43,6 +46,7 @@ func (k *nodeKind) funcs(obj runtime.Object) template.FuncMap {
 		"NodePort":       func() int { return k.s.opts.KubeletPort },
 		"NodeConditions": nodeConditions,
 		"Version":        k.s.kubeletVersion,
+		"KubeletVersion": func() string { return k.s.nodeKubeletVersion(node) },
 	}
 }
 
@@ -74,3 +78,41 @@ func nodeConditions() []map[string]string {
 }
 
 func (s *Simulator) kubeletVersion() string { return "kubesim-" + s.opts.Version }
+
+// nodeKubeletVersion is the version a node's kubelet reports: the one the
+// node already has (from its template, or its source cluster's in a
+// clone), as KWOK keeps it; else the cluster's release, as `kubectl get
+// nodes` shows a real cluster's (kubesim-<version> if unknown).
+func (s *Simulator) nodeKubeletVersion(node *corev1.Node) string {
+	switch {
+	case node.Status.NodeInfo.KubeletVersion != "":
+		return node.Status.NodeInfo.KubeletVersion
+	}
+	if v := s.release.get(); v != "" {
+		return v
+	}
+	return s.kubeletVersion()
+}
+
+// release is the API server's version (v1.35.4), read when a node needs it
+// and at most every releaseTTL: a control-plane upgrade changes it under a
+// running simulator, and the nodes made after it report the new one.
+type release struct {
+	discovery discovery.ServerVersionInterface
+	mu        sync.Mutex
+	version   string
+	read      time.Time
+}
+
+const releaseTTL = 10 * time.Second
+
+func (r *release) get() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.discovery != nil && (r.version == "" || time.Since(r.read) > releaseTTL) {
+		if v, err := r.discovery.ServerVersion(); err == nil {
+			r.version, r.read = v.GitVersion, time.Now()
+		}
+	}
+	return r.version
+}

@@ -65,7 +65,8 @@ type Options struct {
 	// for clusters that allocate no node CIDRs; it must overlap no node's
 	// podCIDR. Empty: such pods wait for their node's podCIDR.
 	PodIPRange string
-	// Version is reported as the kubelet version, kubesim-<Version>.
+	// Version is kubesim's, reported as the nodes' runtime and kernel
+	// version (kubesim-<Version>); their kubelet version is the cluster's.
 	Version string
 	// StageSet is the built-in stage set: fast or realistic.
 	StageSet string

@@ -50,6 +50,7 @@ type Simulator struct {
 	fallbackIPs *ipPool // nil: pods wait for their node's podCIDR
 	recorder    record.EventRecorder
 	claims      *claimGate // nil: the cluster's claims cannot be read
+	release     release    // the kubelet version of the nodes made Ready
 
 	mu           sync.Mutex
 	podPools     *nodePools
@@ -136,6 +137,7 @@ func (s *Simulator) run(ctx context.Context) error {
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet-sim"})
 	s.recorder = recorder
+	s.release.discovery = s.client.Discovery()
 
 	nodeFactory := informers.NewSharedInformerFactory(s.client, 0)
 	podFactory := informers.NewSharedInformerFactoryWithOptions(s.client, 0,

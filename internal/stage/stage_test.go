@@ -67,9 +67,10 @@ var testFuncs = template.FuncMap{
 	"NodeConditions": func() []map[string]any {
 		return []map[string]any{{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "ok"}}
 	},
-	"NodeIPWith": func(string) string { return "10.64.0.1" },
-	"PodIPWith":  func(string, bool, string, string, string) (string, error) { return "10.0.0.7", nil },
-	"Version":    func() string { return "kubesim-test" },
+	"NodeIPWith":     func(string) string { return "10.64.0.1" },
+	"PodIPWith":      func(string, bool, string, string, string) (string, error) { return "10.0.0.7", nil },
+	"Version":        func() string { return "kubesim-test" },
+	"KubeletVersion": func() string { return "v1.36.0-test" },
 }
 
 // patchesOf plans s on o and keeps the patches.
@@ -249,7 +250,7 @@ func TestNewNodeInitializesWithDefaultsOrItsOwnCapacity(t *testing.T) {
 	if st["capacity"].(map[string]any)["pods"] != "110" || st["allocatable"].(map[string]any)["cpu"] != "32" {
 		t.Errorf("default capacity: %v / %v", st["capacity"], st["allocatable"])
 	}
-	if st["nodeInfo"].(map[string]any)["kubeletVersion"] != "kubesim-test" || podCondition(st, "Ready") != "True" {
+	if st["nodeInfo"].(map[string]any)["kubeletVersion"] != "v1.36.0-test" || st["nodeInfo"].(map[string]any)["kernelVersion"] != "kubesim-test" || podCondition(st, "Ready") != "True" {
 		t.Errorf("status %v", st)
 	}
 	custom := obj(t, `

@@ -17,7 +17,7 @@ import (
 // them; one not supplied for a kind fails the render with a clear error.
 var ContextFuncNames = []string{
 	"NodeIP", "NodeName", "NodePort", "NodeConditions", "NodeIPWith", "NodeIPsWith",
-	"PodIP", "PodIPWith", "PodIPsWith", "StartTime", "Version",
+	"PodIP", "PodIPWith", "PodIPsWith", "StartTime", "Version", "KubeletVersion",
 }
 
 // unavailableFuncs stand for the context helpers until a render supplies

@@ -47,8 +47,14 @@ func TestSimulatedNodesAndPods(t *testing.T) {
 	if len(nodes.Items) != 3 {
 		t.Fatalf("%d nodes, want 3", len(nodes.Items))
 	}
+	server, err := client.Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, n := range nodes.Items {
-		if !strings.HasPrefix(n.Status.NodeInfo.KubeletVersion, "kubesim-") || internalIP(&n) == "" ||
+		// The kubelet's version is the cluster's, as in a real cluster;
+		// the runtime's says what runs the node.
+		if n.Status.NodeInfo.KubeletVersion != server.GitVersion || !strings.HasPrefix(n.Status.NodeInfo.KernelVersion, "kubesim-") || internalIP(&n) == "" ||
 			n.Status.Allocatable.Pods().Value() != 110 || !nodeReady(&n) {
 			t.Errorf("node %s not initialized as a kubelet would: %+v", n.Name, n.Status)
 		}

@@ -112,6 +112,18 @@ func versionCore(t *testing.T, e *env, release string) {
 		t.Errorf("get clusters: %+v, want %s at %s", clusters, name, release)
 	}
 
+	// Nodes report the cluster's release as their kubelet's, as `kubectl
+	// get nodes` shows a real cluster's.
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		if n.Status.NodeInfo.KubeletVersion != release {
+			t.Errorf("node %s reports kubelet %q, want %s", n.Name, n.Status.NodeInfo.KubeletVersion, release)
+		}
+	}
+
 	// Topology spread over three zones: the controller-manager makes the
 	// pods, the scheduler spreads them, the simulator runs them.
 	for i := range 3 {
@@ -231,6 +243,122 @@ steps:
 		}
 		if got.GitVersion != release {
 			return fmt.Errorf("it says %s", got.GitVersion)
+		}
+		return nil
+	})
+}
+
+// TestKubernetesVersionAddons runs kubesim's own components, built on
+// its own release's client-go, against each other built version's
+// control plane: the descheduler evicts a duplicate, DRA allocates a
+// simulated GPU, a DPDB counts its pods, kubectl top is answered, Kueue
+// admits a queued Job and Karpenter launches a node for a pending pod.
+func TestKubernetesVersionAddons(t *testing.T) {
+	e := newEnv(t)
+	_, others := builtVersions(t, e)
+	for _, release := range others {
+		t.Run(minor(release), func(t *testing.T) { versionAddons(t, e.in(t), release) })
+	}
+}
+
+func versionAddons(t *testing.T, e *env, release string) {
+	ctx := context.Background()
+	v := minor(release)
+	name := "a" + strings.ReplaceAll(v, ".", "")
+	dir := t.TempDir()
+	config, policy := filepath.Join(dir, "cluster.yaml"), filepath.Join(dir, "dups.yaml")
+	writeFile(t, config, []byte(`apiVersion: kubesim.io/v1alpha1
+kind: Cluster
+nodeGroups:
+- name: gpu
+  count: 2
+  devices: [{driver: gpu.kubesim.io, count: 2}]
+`))
+	writeFile(t, policy, []byte(`apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: dups
+  pluginConfig:
+  - {name: RemoveDuplicates, args: {}}
+  plugins:
+    balance:
+      enabled: [RemoveDuplicates]
+`))
+	e.createCluster(name, "--kubernetes", v, "--config", config, "--addons", "kueue", "--autoscaler", "karpenter",
+		"--descheduler-policy", policy, "--descheduling-interval", "2s")
+	defer e.must("delete", "cluster", "--name", name)
+	for _, comp := range []string{"kubelet-sim", "usage-metrics", "dpdb-controller", "descheduler", "kueue", "karpenter"} {
+		if e.componentPID(name, comp) == 0 {
+			t.Errorf("no %s process on %s", comp, v)
+		}
+	}
+	client := e.client()
+
+	// The descheduler: two replicas on one node (the other cordoned),
+	// one evicted once both nodes take pods, and placed on the other.
+	e.kubectl("cordon", "gpu-1")
+	if _, err := client.AppsV1().Deployments("default").Create(ctx, deployment("dup", 2), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPods(t, client, "app=dup", 2)
+	e.kubectl("uncordon", "gpu-1")
+	eventually(t, time.Minute, "the descheduler moves a duplicate to gpu-1", func() error {
+		if perNode := podsPerNode(t, client, "app=dup"); perNode["gpu-0"] != 1 || perNode["gpu-1"] != 1 {
+			return fmt.Errorf("pods per node %v", perNode)
+		}
+		return nil
+	})
+
+	// DRA: a pod claiming a simulated GPU runs with its claim allocated.
+	e.apply(gpuDeployment("gpu", "c", "x", 1))
+	waitPods(t, client, "app=gpu", 1)
+	claims, err := client.ResourceV1().ResourceClaims("default").List(ctx, metav1.ListOptions{})
+	if err != nil || len(claims.Items) != 1 || claims.Items[0].Status.Allocation == nil {
+		t.Errorf("the GPU pod's claim: %v (%v), want one allocated", claims, err)
+	}
+
+	// A DPDB counts its pods; kubectl top is answered.
+	e.apply(dpdbFor("db", 2, "minAvailable: 1"))
+	waitAllowed(t, client, dpdbClient(t, e.kubeconfig), "default", "db", 1)
+	eventually(t, time.Minute, "kubectl top nodes", func() error {
+		r := e.run("kubectl", "--name", name, "top", "nodes", "--no-headers")
+		if r.code != 0 || !strings.Contains(r.stdout, "gpu-0") {
+			return fmt.Errorf("%s", r)
+		}
+		return nil
+	})
+
+	// Kueue admits a queued Job, whose pod runs.
+	e.apply(queue)
+	eventually(t, time.Minute, "Kueue's queues ready", func() error {
+		if _, err := client.BatchV1().Jobs("default").Create(ctx, queuedJob("queued", "1h"), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		return nil
+	})
+	eventually(t, time.Minute, "the queued Job admitted and Running", func() error {
+		if pods := runningPods(t, client, "job=queued"); len(pods) != 1 {
+			return fmt.Errorf("%d pods Running", len(pods))
+		}
+		return nil
+	})
+
+	// Karpenter launches a node of its NodePool for a pod only it fits.
+	e.apply(nodePool)
+	pod := testPod("elastic")
+	pod.Spec.NodeSelector = map[string]string{"karpenter.sh/nodepool": "default"}
+	createPod(t, client, pod)
+	eventually(t, 2*time.Minute, "the pod Running on a node Karpenter launched", func() error {
+		p, err := client.CoreV1().Pods("default").Get(ctx, "elastic", metav1.GetOptions{})
+		if err != nil || p.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("pod elastic: %v %v", p.Status.Phase, err)
+		}
+		n, err := client.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(n.Spec.ProviderID, "kwok://") || n.Status.NodeInfo.KubeletVersion != release {
+			return fmt.Errorf("node %s: provider %q, kubelet %q", n.Name, n.Spec.ProviderID, n.Status.NodeInfo.KubeletVersion)
 		}
 		return nil
 	})
@@ -411,6 +539,25 @@ func upgrade(t *testing.T, e *env, from, to string, toOwn bool) {
 	// The new scheduler schedules, the new controller-manager scales.
 	e.kubectl("scale", "deployment", "web", "--replicas", "110")
 	waitPods(t, client, "app=web", 110)
+	// The kubelets were not upgraded: the nodes keep the version they
+	// reported; a node made now reports the new one.
+	e.must("scale", "node", "--name", name, "--replicas", "11")
+	eventually(t, time.Minute, "node-000010 Ready", func() error {
+		n, err := client.CoreV1().Nodes().Get(ctx, "node-000010", metav1.GetOptions{})
+		if err != nil || !nodeReady(n) {
+			return fmt.Errorf("not Ready (%v)", err)
+		}
+		return nil
+	})
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		if want := map[bool]string{true: to, false: from}[n.Name == "node-000010"]; n.Status.NodeInfo.KubeletVersion != want {
+			t.Errorf("after the upgrade node %s reports kubelet %s, want %s", n.Name, n.Status.NodeInfo.KubeletVersion, want)
+		}
+	}
 
 	e.fails(minor(from)+" is older than the cluster's "+minor(to)+": Kubernetes does not downgrade",
 		"upgrade", "cluster", "--name", name, "--kubernetes", minor(from))
