@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"os"
 	"slices"
@@ -22,6 +23,7 @@ import (
 	"github.com/kubesim/kubesim/apis/kubesim/v1alpha1"
 	"github.com/kubesim/kubesim/internal/clusterdir"
 	"github.com/kubesim/kubesim/internal/controlplane"
+	"github.com/kubesim/kubesim/internal/kubeletsim"
 	"github.com/kubesim/kubesim/internal/kubeversion"
 	"github.com/kubesim/kubesim/internal/scale"
 	"github.com/kubesim/kubesim/internal/snapshot"
@@ -253,15 +255,22 @@ func (p *Provider) readCloneSource(ctx context.Context, c *v1alpha1.Cluster, opt
 // ran is one bound to a node of the snapshot: an unbound pod was Pending
 // there (the scheduler had found it no node) and may well be here, and a
 // pod on a node the snapshot lacks has nowhere to run. Neither is waited
-// for. It counts from a watch, not by listing again and again: at 20,000
-// pods each list would cost the API server more than the clone's own
-// writes.
+// for, nor are the nodes held NotReady (heldNotReady) and their pods. It
+// counts from a watch, not by listing again and again: at 20,000 pods
+// each list would cost the API server more than the clone's own writes.
 func waitCloned(ctx context.Context, client kubernetes.Interface, objects []*unstructured.Unstructured, wait time.Duration, hint string, logf func(string, ...any)) error {
-	nodes, pods := map[string]bool{}, map[string]bool{}
+	nodes, held, pods := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, obj := range objects {
 		if obj.GetKind() == "Node" {
-			nodes[obj.GetName()] = true
+			if heldNotReady(obj.GetLabels()) {
+				held[obj.GetName()] = true
+			} else {
+				nodes[obj.GetName()] = true
+			}
 		}
+	}
+	if len(held) > 0 {
+		logf(" ! %d cloned nodes are held NotReady by their labels, as in the source (kubesim node start, or remove the chaos label, to bring one up): %s", len(held), strings.Join(slices.Sorted(maps.Keys(held)), ", "))
 	}
 	all := 0
 	for _, obj := range objects {
@@ -281,7 +290,7 @@ func waitCloned(ctx context.Context, client kubernetes.Interface, objects []*uns
 	started := time.Now()
 	var settleBy time.Time
 	for {
-		c := countCloned(nodeLister, podLister, nodes, pods)
+		c := countCloned(nodeLister, podLister, nodes, held, pods)
 		done := c.ready == len(nodes) && c.running == c.waited
 		if done && settleBy.IsZero() {
 			settleBy = time.Now().Add(settleWait)
@@ -312,6 +321,17 @@ func waitCloned(ctx context.Context, client kubernetes.Interface, objects []*uns
 	}
 }
 
+// heldNotReady says whether a node's labels keep it from becoming Ready:
+// a node stopped in the source (kubesim node stop) is stopped in the clone
+// too, and a chaos label holds a node NotReady (the built-in
+// node-initialize Stage skips it). The clone waits neither for them nor
+// for their pods.
+func heldNotReady(labels map[string]string) bool {
+	return labels[kubeletsim.StoppedLabel] == "true" ||
+		labels["chaos.kubesim.io/node"] == "not-ready" ||
+		labels["node-not-ready.stage.kwok.x-k8s.io"] == "true"
+}
+
 const (
 	// maxPendingShown is how many pods not Running a clone names.
 	maxPendingShown = 5
@@ -336,7 +356,7 @@ type cloned struct {
 // countCloned counts the cloned nodes that are Ready and the cloned pods
 // that are Running; pods says of each cloned pod whether it is on a cloned
 // node.
-func countCloned(nodeLister corelisters.NodeLister, podLister corelisters.PodLister, nodes, pods map[string]bool) cloned {
+func countCloned(nodeLister corelisters.NodeLister, podLister corelisters.PodLister, nodes, held, pods map[string]bool) cloned {
 	var c cloned
 	all, _ := nodeLister.List(labels.Everything())
 	for _, node := range all {
@@ -365,7 +385,7 @@ func countCloned(nodeLister corelisters.NodeLister, podLister corelisters.PodLis
 		case onNode && c.stuck == "":
 			c.stuck = fmt.Sprintf(" (pod %s/%s on node %s is %s)", pod.Namespace, pod.Name, pod.Spec.NodeName, pod.Status.Phase)
 		case !onNode && !running:
-			why, tried := notRunning(pod)
+			why, tried := notRunning(pod, held)
 			c.pending = append(c.pending, pod.Namespace+"/"+pod.Name+": "+why)
 			if !tried {
 				c.unsettled++
@@ -376,10 +396,13 @@ func countCloned(nodeLister corelisters.NodeLister, podLister corelisters.PodLis
 }
 
 // notRunning says why a pod not on a cloned node is not Running: the node
-// it is bound to is not in the snapshot, or the scheduler's own message
+// it is bound to is not in the snapshot or held NotReady, or the scheduler's own message
 // (its PodScheduled condition, which `kubesim explain pod` shows too).
 // tried is false while the scheduler has not tried it yet.
-func notRunning(pod *corev1.Pod) (why string, tried bool) {
+func notRunning(pod *corev1.Pod, held map[string]bool) (why string, tried bool) {
+	if held[pod.Spec.NodeName] {
+		return fmt.Sprintf("on node %q, held NotReady as in the source", pod.Spec.NodeName), true
+	}
 	if pod.Spec.NodeName != "" {
 		return fmt.Sprintf("bound to node %q, which is not in the snapshot", pod.Spec.NodeName), true
 	}

@@ -79,6 +79,24 @@ func TestWaitCloned(t *testing.T) {
 	if !strings.HasSuffix(out.String(), want) {
 		t.Errorf("pods that cannot run, said:\n%s\nwant at the end:\n%s", out.String(), want)
 	}
+
+	// A node stopped in the source stays stopped: neither it nor its pod
+	// is waited for, and both are named.
+	stopped := object("Node", "", "n2", "")
+	stopped.SetLabels(map[string]string{"kubesim.io/node-stopped": "true"})
+	onStopped := pod("db-0", corev1.PodPending)
+	onStopped.Spec.NodeName = "n2"
+	objects = []*unstructured.Unstructured{object("Node", "", "n1", ""), stopped, object("Pod", "shop", "web-0", "n1"), object("Pod", "shop", "db-0", "n2")}
+	client = fake.NewClientset(node, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2"}}, pod("web-0", corev1.PodRunning), onStopped)
+	out.Reset()
+	if err := waitCloned(context.Background(), client, objects, 10*time.Second, "", logTo); err != nil {
+		t.Errorf("a stopped node: %v", err)
+	}
+	for _, line := range []string{"1 cloned nodes are held NotReady by their labels, as in the source", "n2", `shop/db-0: on node "n2", held NotReady as in the source`} {
+		if !strings.Contains(out.String(), line) {
+			t.Errorf("a stopped node: the clone said\n%s\nwithout %q", out.String(), line)
+		}
+	}
 }
 
 // A clone whose create ended before it was whole (its pod controllers

@@ -182,22 +182,6 @@ func versionCore(t *testing.T, e *env, release string) {
 		t.Fatal(err)
 	}
 
-	// A clone runs its source's version; its pods are created through the
-	// API server (the direct writes are kubesim's own version's).
-	snap := filepath.Join(t.TempDir(), "snap.yaml")
-	e.must("snapshot", "export", "--context", "kubesim-"+name, "--path", snap)
-	r := e.must("create", "cluster", "--name", name+"-copy", "--from", snap)
-	if out := r.stdout + r.stderr; !strings.Contains(out, "Pods are created through the API server") || !strings.Contains(out, "runs Kubernetes "+v) {
-		t.Errorf("the clone of a %s cluster does not say it runs %s and creates pods through the API server:\n%s", v, v, out)
-	}
-	copyClient := clientsetFor(t, mustConfig(t, e.kubeconfig))
-	if got, err := copyClient.Discovery().ServerVersion(); err != nil || got.GitVersion != release {
-		t.Errorf("the clone's API server is %v (%v), want %s like its source", got, err, release)
-	}
-	waitPods(t, copyClient, "app=web", 6)
-	e.must("delete", "cluster", "--name", name+"-copy")
-	e.must("kubectl", "--name", name, "config", "use-context", "kubesim-"+name, "--kubeconfig", e.kubeconfig)
-
 	// A node fails: declared dead by this release's controller-manager on
 	// the scaled clock (in real time it would take 40 s), its pods evicted
 	// and placed in the zones left.
@@ -215,6 +199,27 @@ func versionCore(t *testing.T, e *env, release string) {
 	})
 	t.Logf("node-000002 not Ready %s after it stopped (40 s of cluster time at 5×)", time.Since(stopped).Round(100*time.Millisecond))
 	waitSpread(t, client, "app=web", "3/3/0")
+
+	// A clone runs its source's version, its stopped node stopped; its
+	// pods are created through the API server (the direct writes are
+	// kubesim's own version's).
+	snap := filepath.Join(t.TempDir(), "snap.yaml")
+	e.must("snapshot", "export", "--context", "kubesim-"+name, "--path", snap)
+	r := e.must("create", "cluster", "--name", name+"-copy", "--from", snap)
+	if out := r.stdout + r.stderr; !strings.Contains(out, "Pods are created through the API server") || !strings.Contains(out, "runs Kubernetes "+v) ||
+		!strings.Contains(out, "1 cloned nodes are held NotReady by their labels, as in the source") {
+		t.Errorf("the clone of a %s cluster with a stopped node does not say it runs %s, creates pods through the API server and keeps the node stopped:\n%s", v, v, out)
+	}
+	copyClient := clientsetFor(t, mustConfig(t, e.kubeconfig))
+	if got, err := copyClient.Discovery().ServerVersion(); err != nil || got.GitVersion != release {
+		t.Errorf("the clone's API server is %v (%v), want %s like its source", got, err, release)
+	}
+	waitPods(t, copyClient, "app=web", 6)
+	if n, err := copyClient.CoreV1().Nodes().Get(ctx, "node-000002", metav1.GetOptions{}); err != nil || nodeReady(n) {
+		t.Errorf("the clone's node-000002, stopped in the source: %v, want NotReady", err)
+	}
+	e.must("delete", "cluster", "--name", name+"-copy")
+	e.must("kubectl", "--name", name, "config", "use-context", "kubesim-"+name, "--kubeconfig", e.kubeconfig)
 
 	// A scenario on the same release.
 	scenario := filepath.Join(t.TempDir(), "scenario.yaml")
