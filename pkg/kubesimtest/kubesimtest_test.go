@@ -375,6 +375,8 @@ func TestClearErrors(t *testing.T) {
 		{"unknown stage set", "", "", []Option{StageSet("slow")}, "kubesimtest.StageSet"},
 		{"no HPA sync period", "", "", []Option{HorizontalPodAutoscaler(0, time.Second)}, "kubesimtest.HorizontalPodAutoscaler(0s, 1s): want a positive sync period"},
 		{"kubesim refuses a flag", "", "", []Option{ExtraArgs("kube-scheduler", "--no-such-flag")}, "no-such-flag"},
+		{"not a version", "", "", []Option{Kubernetes("latest")}, `kubesimtest.Kubernetes("latest"): want a minor version such as 1.35`},
+		{"a version not offered", "", "", []Option{Kubernetes("1.99")}, "kubesim does not offer Kubernetes 1.99"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.binary != "" || tc.path != "" {

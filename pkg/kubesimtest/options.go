@@ -2,6 +2,7 @@ package kubesimtest
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"time"
 
@@ -143,6 +144,22 @@ func TimeScale(n int) Option {
 		return nil
 	}
 }
+
+// Kubernetes runs the cluster's control plane at this Kubernetes minor
+// version ("1.35"): that release's API server, controller-manager and
+// scheduler, built beside kubesim (`kubesim version` lists them). Without
+// it the cluster runs the version kubesim is built on.
+func Kubernetes(minor string) Option {
+	return func(s *settings) error {
+		if !minorVersion.MatchString(minor) {
+			return fmt.Errorf("kubesimtest.Kubernetes(%q): want a minor version such as 1.35", minor)
+		}
+		s.spec.Kubernetes = minor
+		return nil
+	}
+}
+
+var minorVersion = regexp.MustCompile(`^v?1\.\d+(\.\d+)?$`)
 
 // ExtraArgs adds upstream flags to an upstream component's command line
 // (kube-apiserver, kube-controller-manager or kube-scheduler); kubesim
