@@ -139,13 +139,7 @@ func runningIn(ctx context.Context, c kubernetes.Interface, ns string, n int) er
 func TestCloneAllocatedClaims(t *testing.T) {
 	e := newEnv(t)
 	config := filepath.Join(t.TempDir(), "cluster.yaml")
-	writeFile(t, config, []byte(`apiVersion: kubesim.io/v1alpha1
-kind: Cluster
-nodeGroups:
-- name: gpu
-  count: 2
-  devices: [{driver: gpu.kubesim.io, count: 2}]
-`))
+	writeFile(t, config, []byte(twoGPUNodes))
 	e.createCluster("src", "--config", config)
 	e.apply(gpuDeployment("infer", "infer", "server", 2) + `---
 apiVersion: resource.k8s.io/v1

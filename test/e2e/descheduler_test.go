@@ -198,13 +198,9 @@ profiles:
 	})
 }
 
-// TestDeschedulerComponent: the descheduler as a cluster component, every
-// interval, logging to logs/descheduler.log; and the two-node minimum.
-func TestDeschedulerComponent(t *testing.T) {
-	e := newEnv(t)
-	e.cluster = "dcomp"
-	policy := filepath.Join(t.TempDir(), "dups.yaml")
-	writeFile(t, policy, []byte(`apiVersion: descheduler/v1alpha2
+// removeDuplicatesPolicy is a descheduler policy of one profile, dups,
+// running RemoveDuplicates.
+const removeDuplicatesPolicy = `apiVersion: descheduler/v1alpha2
 kind: DeschedulerPolicy
 profiles:
 - name: dups
@@ -213,7 +209,15 @@ profiles:
   plugins:
     balance:
       enabled: [RemoveDuplicates]
-`))
+`
+
+// TestDeschedulerComponent: the descheduler as a cluster component, every
+// interval, logging to logs/descheduler.log; and the two-node minimum.
+func TestDeschedulerComponent(t *testing.T) {
+	e := newEnv(t)
+	e.cluster = "dcomp"
+	policy := filepath.Join(t.TempDir(), "dups.yaml")
+	writeFile(t, policy, []byte(removeDuplicatesPolicy))
 	e.fails("descheduler.interval", "create", "cluster", "--name", "bad", "--descheduling-interval", "5s")
 	unconfigured := filepath.Join(t.TempDir(), "unconfigured.yaml")
 	writeFile(t, unconfigured, []byte("apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n  plugins:\n    balance:\n      enabled: [RemoveDuplicates]\n"))

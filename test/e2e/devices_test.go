@@ -33,6 +33,16 @@ nodeGroups:
     attributes: {model: H100, memory: 80Gi, cores: 132}
 `
 
+// twoGPUNodes is a Cluster file of 2 nodes, gpu-0 and gpu-1, with 2 GPUs
+// each.
+const twoGPUNodes = `apiVersion: kubesim.io/v1alpha1
+kind: Cluster
+nodeGroups:
+- name: gpu
+  count: 2
+  devices: [{driver: gpu.kubesim.io, count: 2}]
+`
+
 // threeGPUJob is a Job of 10 pods, each claiming 3 GPUs through a
 // ResourceClaimTemplate, running for an hour.
 const threeGPUJob = `apiVersion: resource.k8s.io/v1

@@ -272,23 +272,8 @@ func versionAddons(t *testing.T, e *env, release string) {
 	name := "a" + strings.ReplaceAll(v, ".", "")
 	dir := t.TempDir()
 	config, policy := filepath.Join(dir, "cluster.yaml"), filepath.Join(dir, "dups.yaml")
-	writeFile(t, config, []byte(`apiVersion: kubesim.io/v1alpha1
-kind: Cluster
-nodeGroups:
-- name: gpu
-  count: 2
-  devices: [{driver: gpu.kubesim.io, count: 2}]
-`))
-	writeFile(t, policy, []byte(`apiVersion: descheduler/v1alpha2
-kind: DeschedulerPolicy
-profiles:
-- name: dups
-  pluginConfig:
-  - {name: RemoveDuplicates, args: {}}
-  plugins:
-    balance:
-      enabled: [RemoveDuplicates]
-`))
+	writeFile(t, config, []byte(twoGPUNodes))
+	writeFile(t, policy, []byte(removeDuplicatesPolicy))
 	e.createCluster(name, "--kubernetes", v, "--config", config, "--addons", "kueue", "--autoscaler", "karpenter",
 		"--descheduler-policy", policy, "--descheduling-interval", "2s")
 	defer e.must("delete", "cluster", "--name", name)
