@@ -396,8 +396,9 @@ func countCloned(nodeLister corelisters.NodeLister, podLister corelisters.PodLis
 }
 
 // notRunning says why a pod not on a cloned node is not Running: the node
-// it is bound to is not in the snapshot or held NotReady, or the scheduler's own message
-// (its PodScheduled condition, which `kubesim explain pod` shows too).
+// it is bound to is held NotReady or not in the snapshot, or the
+// scheduler's own message (its PodScheduled condition, which `kubesim
+// explain pod` shows too).
 // tried is false while the scheduler has not tried it yet.
 func notRunning(pod *corev1.Pod, held map[string]bool) (why string, tried bool) {
 	if held[pod.Spec.NodeName] {

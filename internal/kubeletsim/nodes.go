@@ -84,9 +84,8 @@ func (s *Simulator) kubeletVersion() string { return "kubesim-" + s.opts.Version
 // clone), as KWOK keeps it; else the cluster's release, as `kubectl get
 // nodes` shows a real cluster's (kubesim-<version> if unknown).
 func (s *Simulator) nodeKubeletVersion(node *corev1.Node) string {
-	switch {
-	case node.Status.NodeInfo.KubeletVersion != "":
-		return node.Status.NodeInfo.KubeletVersion
+	if v := node.Status.NodeInfo.KubeletVersion; v != "" {
+		return v
 	}
 	if v := s.release.get(); v != "" {
 		return v
