@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -64,6 +65,11 @@ type runner struct {
 	// written is the resourceVersion of our last write of each object: a
 	// cached copy older than that is stale and must not be acted on again.
 	written map[string]uint64
+	// deleted is the UID of each object we deleted that had no finalizers
+	// left: it is gone, and a cached copy of it until the informer hears so
+	// (the API server's write of a zero grace period comes first) must
+	// not be deleted again.
+	deleted map[string]types.UID
 }
 
 type scheduled struct {
@@ -82,6 +88,7 @@ func newRunner(k kind, lifecycle *stage.Lifecycle, recorder record.EventRecorder
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: k.name()}),
 		due:     map[string]scheduled{},
 		written: map[string]uint64{},
+		deleted: map[string]types.UID{},
 	}
 	r.lifecycle.Store(lifecycle)
 	return r
@@ -134,6 +141,7 @@ func (r *runner) forget(key string) {
 	r.mu.Lock()
 	delete(r.due, key)
 	delete(r.written, key)
+	delete(r.deleted, key)
 	r.mu.Unlock()
 }
 
@@ -195,6 +203,9 @@ func (r *runner) sync(ctx context.Context, key string) error {
 	}
 	if r.stale(key, obj) {
 		return nil // our own write is on its way; its event brings us back
+	}
+	if r.gone(key, obj) {
+		return nil // we deleted it; its deletion is on its way
 	}
 	if g, ok := r.kind.(gate); ok && g.held(obj) {
 		r.mu.Lock()
@@ -320,6 +331,7 @@ func (r *runner) execute(ctx context.Context, obj runtime.Object, plan []stage.S
 			if err := r.kind.remove(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
 				return nil, err
 			}
+			r.noteDelete(obj, result)
 			return nil, nil
 		}
 	}
@@ -332,6 +344,40 @@ func (r *runner) stale(key string, obj runtime.Object) bool {
 	written, ok := r.written[key]
 	r.mu.Unlock()
 	return ok && resourceVersion(obj) < written
+}
+
+// gone reports whether obj is a cached copy of an object we deleted.
+func (r *runner) gone(key string, obj runtime.Object) bool {
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return false
+	}
+	r.mu.Lock()
+	uid, ok := r.deleted[key]
+	r.mu.Unlock()
+	return ok && uid == accessor.GetUID() && len(accessor.GetFinalizers()) == 0
+}
+
+// noteDelete records obj as gone once deleted, if last (the object as our
+// last write left it, nil if a patch found it gone) had no finalizers: one
+// that had waits for them, and stays ours to act on.
+func (r *runner) noteDelete(obj, last runtime.Object) {
+	key, err := cache.MetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return
+	}
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	if last != nil {
+		if l, err := meta.Accessor(last); err != nil || len(l.GetFinalizers()) != 0 {
+			return
+		}
+	}
+	r.mu.Lock()
+	r.deleted[key] = accessor.GetUID()
+	r.mu.Unlock()
 }
 
 func (r *runner) noteWrite(before, after runtime.Object) {

@@ -238,6 +238,37 @@ func TestRunnerCarriesOutADeletePlan(t *testing.T) {
 	}
 }
 
+// A deleted object is deleted once: the copy the informer still holds
+// (the API server's write of a zero grace period reaches it before the
+// deletion) is left alone. One whose finalizers the delete left in place
+// is still there, and acted on again; so is a namesake.
+func TestRunnerDeletesAnObjectOnce(t *testing.T) {
+	const deleteNext = `{delete: true}`
+	r := newTestRunner(t, podStage(t, "{}", deleteNext, "1"), pendingPod("5"))
+	r.syncAfter(t, 0, 0, "deleting")
+	r.pods.cache[podKey] = pendingPod("6") // the zero grace period's write
+	r.syncAfter(t, 0, 0, "sync of the deleted pod's last copy")
+	if !slices.Equal(r.pods.removed, []string{"p"}) {
+		t.Fatalf("removed %v, want p once", r.pods.removed)
+	}
+	namesake := pendingPod("7")
+	namesake.UID = "u2"
+	r.pods.cache[podKey] = namesake
+	r.syncAfter(t, 0, 0, "sync of a namesake")
+	if len(r.pods.removed) != 2 {
+		t.Fatalf("removed %v, want the namesake too", r.pods.removed)
+	}
+
+	held := pendingPod("5")
+	held.Finalizers = []string{"example.com/hold"}
+	r = newTestRunner(t, podStage(t, "{}", deleteNext, "1"), held)
+	r.syncAfter(t, 0, 0, "deleting a pod its finalizer holds")
+	r.syncAfter(t, 0, 0, "sync of the held pod")
+	if len(r.pods.removed) != 2 {
+		t.Fatalf("removed %v, want the held pod acted on again", r.pods.removed)
+	}
+}
+
 // NotFound means the object is gone: the writes stop quietly, but a delete
 // is still sent.
 func TestExecuteStopsWritingWhenTheObjectIsGone(t *testing.T) {
