@@ -13,23 +13,22 @@ func TestSettings(t *testing.T) {
 	for _, tc := range []struct {
 		in      string
 		window  time.Duration
-		rate    int
 		wantErr bool
 	}{
-		{in: "", window: startWindow, rate: startRate},
+		{in: "", window: startWindow},
 		{in: "90s", window: 90 * time.Second},
 		{in: "2m", window: 2 * time.Minute},
 		{in: "90", wantErr: true},
 		{in: "-5s", wantErr: true},
 		{in: "0s", wantErr: true},
 	} {
-		window, rate, err := settings(tc.in)
+		window, err := settings(tc.in)
 		if (err != nil) != tc.wantErr {
 			t.Errorf("settings(%q): error %v, want error %v", tc.in, err, tc.wantErr)
 			continue
 		}
-		if !tc.wantErr && (window != tc.window || rate != tc.rate) {
-			t.Errorf("settings(%q) = %v, %d; want %v, %d", tc.in, window, rate, tc.window, tc.rate)
+		if !tc.wantErr && window != tc.window {
+			t.Errorf("settings(%q) = %v; want %v", tc.in, window, tc.window)
 		}
 	}
 }
