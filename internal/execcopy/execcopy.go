@@ -1,5 +1,6 @@
-// Package execcopy gives the cluster's components a copy of kubesim's
-// executable to run from, held in the page cache in small pages.
+// Package execcopy gives the cluster's components a copy of the executable
+// they run (kubesim's, or a Kubernetes version's) to run from, held in the
+// page cache in small pages.
 //
 // Every component is the one 305 MB binary. The kernel fills the page cache
 // of a file that a process faults in (as exec does) by readahead, in large
@@ -11,11 +12,11 @@
 // maps only the cached pages of its 64 KiB around (the kernel's fault-
 // around): the same components hold 9–25 MiB (the API server 54).
 //
-// So the supervisor runs the components from a copy whose every page was
+// So the supervisor runs each component from a copy whose every page was
 // read in with readahead off, and reads in again, the same way, whatever of
 // it the kernel has since dropped. The copy lives beside the binary (or in
 // the user's cache directory), one per build, in a directory only its
-// owner can write; anything amiss and the components run from the binary
+// owner can write; anything amiss and the component runs from the binary
 // itself, as before.
 package execcopy
 
@@ -26,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -35,8 +37,9 @@ import (
 // dirName is the directory, beside the binary, that holds its copies.
 const dirName = ".kubesim-exec"
 
-// kept is how many builds' copies a directory keeps: a cluster started by
-// an older build restarts its components from its copy while it is there.
+// kept is how many builds' copies of one binary a directory keeps: a
+// cluster started by an older build restarts its components from its copy
+// while it is there.
 const kept = 2
 
 // For returns the path of exe's copy to run components from, made if
@@ -71,14 +74,14 @@ func dirs(exe string) []string {
 	return out
 }
 
-// build names one build of exe: its size, modification time and inode,
-// which a rebuild changes.
-func build(st os.FileInfo) string {
+// build names one build of exe, the directory its copy goes in: its name,
+// and its size, modification time and inode, which a rebuild changes.
+func build(exe string, st os.FileInfo) string {
 	ino := uint64(0)
 	if s, ok := st.Sys().(*syscall.Stat_t); ok {
 		ino = s.Ino
 	}
-	return fmt.Sprintf("%d-%d-%d", st.Size(), st.ModTime().UnixNano(), ino)
+	return fmt.Sprintf("%s@%d-%d-%d", filepath.Base(exe), st.Size(), st.ModTime().UnixNano(), ino)
 }
 
 // copyIn returns the copy of exe in dir, making it if it is not there.
@@ -86,7 +89,7 @@ func copyIn(dir, exe string, st os.FileInfo) (string, error) {
 	if err := ownDir(dir); err != nil {
 		return "", err
 	}
-	buildDir := filepath.Join(dir, build(st))
+	buildDir := filepath.Join(dir, build(exe, st))
 	path := filepath.Join(buildDir, filepath.Base(exe))
 	if c, err := os.Lstat(path); err == nil && c.Mode().IsRegular() && c.Size() == st.Size() && owned(c) {
 		return path, nil
@@ -105,7 +108,7 @@ func copyIn(dir, exe string, st os.FileInfo) (string, error) {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return "", err
 	}
-	prune(dir, build(st))
+	prune(dir, build(exe, st))
 	return path, nil
 }
 
@@ -156,9 +159,10 @@ func owned(st os.FileInfo) bool {
 	return ok && int(s.Uid) == os.Getuid()
 }
 
-// prune removes all but the newest kept builds' copies in dir, current
-// among them.
+// prune removes all but the newest kept builds' copies in dir of the
+// binary current is a build of, current among them.
 func prune(dir, current string) {
+	binary, _, _ := strings.Cut(current, "@")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
@@ -169,7 +173,10 @@ func prune(dir, current string) {
 	}
 	var olds []old
 	for _, e := range entries {
-		if info, err := e.Info(); err == nil && e.IsDir() && e.Name() != current {
+		if !e.IsDir() || e.Name() == current || !strings.HasPrefix(e.Name(), binary+"@") {
+			continue
+		}
+		if info, err := e.Info(); err == nil {
 			olds = append(olds, old{e.Name(), info.ModTime().UnixNano()})
 		}
 	}

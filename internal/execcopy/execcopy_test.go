@@ -67,6 +67,16 @@ func TestForCopiesOncePerBuild(t *testing.T) {
 		t.Errorf("second For = %s (%v), want the same file %s untouched", again, err, path)
 	}
 
+	// Another binary beside it (a Kubernetes version's) has copies of its
+	// own, which kubesim's rebuilds leave alone.
+	other := filepath.Join(dir, "kubesim-k8s-1.35")
+	if err := os.WriteFile(other, []byte("another binary"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	otherCopy, err := For(other)
+	if err != nil || filepath.Base(otherCopy) != "kubesim-k8s-1.35" {
+		t.Fatalf("For(%s) = %s, %v", other, otherCopy, err)
+	}
 	var builds []string
 	for i := range kept + 2 {
 		exe = binary(t, dir, 1<<20+i) // a rebuild: another size and time
@@ -83,10 +93,15 @@ func TestForCopiesOncePerBuild(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Join(dir, dirName))
 	var left []string
 	for _, e := range entries {
-		left = append(left, e.Name())
+		if strings.HasPrefix(e.Name(), "kubesim@") {
+			left = append(left, e.Name())
+		}
 	}
 	if len(left) != kept || !strings.Contains(strings.Join(left, " "), builds[len(builds)-1]) {
 		t.Errorf("copies left %v, want the newest %d of %v", left, kept, builds)
+	}
+	if _, err := os.Stat(otherCopy); err != nil {
+		t.Errorf("kubesim's rebuilds removed another binary's copy: %v", err)
 	}
 }
 

@@ -41,10 +41,8 @@ const (
 
 // supervisor runs one cluster's components as child processes of itself.
 type supervisor struct {
-	dir clusterdir.Dir
-	exe string // kubesim's executable
-	// run is the copy of exe the components run from (execcopy), or exe.
-	run    string
+	dir    clusterdir.Dir
+	exe    string
 	logger *log.Logger
 
 	mu  sync.Mutex // guards cfg, which restarts may change (ports)
@@ -129,11 +127,7 @@ func Supervise(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	run, err := execcopy.For(exe)
-	if err != nil {
-		logger.Printf("components run from %s, not a copy of it in small pages: %v", exe, err)
-	}
-	s := &supervisor{dir: d, exe: exe, run: run, logger: logger, cfg: cfg, restart: map[string]chan restartRequest{}, outage: newOutageGate(), startup: newStartupRecord(d), health: health}
+	s := &supervisor{dir: d, exe: exe, logger: logger, cfg: cfg, restart: map[string]chan restartRequest{}, outage: newOutageGate(), startup: newStartupRecord(d), health: health}
 	for _, comp := range controlplane.Components() {
 		s.restart[comp.Name] = make(chan restartRequest, 1)
 	}
@@ -335,9 +329,16 @@ func (s *supervisor) runOnce(ctx context.Context, comp component.Component) erro
 	log := newLogSink(comp.Name, logWriter(s.dir, comp.Name), s.logProblem(comp.Name))
 	defer log.Close()
 	cfg := s.config()
-	prog, args, err := controlplane.Command(s.componentExe(), comp, s.dir, cfg)
+	prog, args, err := controlplane.Command(s.exe, comp, s.dir, cfg)
 	if err != nil {
 		return err
+	}
+	// A copy of the binary (kubesim's, or a version's) read in small pages
+	// (execcopy): each component then holds a fifth of the binary it did.
+	if run, err := execcopy.For(prog); err != nil {
+		s.logger.Printf("%s runs from %s, not a copy of it in small pages: %v", comp.Name, prog, err)
+	} else {
+		prog = run
 	}
 	cmd := exec.Command(prog, args...)
 	out := withoutQuietLines(log, comp.Quiet)
@@ -503,13 +504,4 @@ func (s *supervisor) followInUserKubeconfig(cfg *v1alpha1.Cluster) {
 	if tightenedFrom != 0 {
 		s.logger.Printf("note: %s was mode %04o; it holds an admin key, so it is 0600 now", path, tightenedFrom)
 	}
-}
-
-// componentExe is what to run a component from: the copy, unless a newer
-// build's start has since removed it.
-func (s *supervisor) componentExe() string {
-	if _, err := os.Stat(s.run); err != nil {
-		return s.exe
-	}
-	return s.run
 }
