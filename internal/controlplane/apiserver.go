@@ -48,7 +48,7 @@ func apiServerComponent() component.Component {
 var apiServerWebhookClient = component.Identity{File: "apiserver-webhook-client", User: credentials.APIServerWebhookClientUser}
 
 func apiServerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
-	return append(scaledRequestTimeout(c), []string{
+	return append(scaledTimeouts(c), []string{
 		"--bind-address=" + credentials.Loopback,
 		"--secure-port=" + strconv.Itoa(c.Status.Ports.APIServer()),
 		// Over etcd's unix socket, without TLS: every write, and every
@@ -109,15 +109,26 @@ func apiServerArgs(d clusterdir.Dir, c *v1alpha1.Cluster) []string {
 	}...)
 }
 
-// scaledRequestTimeout: serving a request is real work, which the API
-// server times on the cluster's clock. At 60× upstream's 60 s would cut
-// a request off at one real second (a big CRD's create under load takes
-// longer); on a scaled clock it is kept that long in real time.
-func scaledRequestTimeout(c *v1alpha1.Cluster) []string {
+// scaledTimeouts: serving a request, and etcd answering the health
+// checks behind /readyz, are real work, which the API server times on the
+// cluster's clock. At 60× upstream's 60 s would cut a request off at one
+// real second (a big CRD's create under load takes longer), and the etcd
+// checks' 2 s would fail /readyz whenever etcd takes 33 ms — which the
+// supervisor then reads as an outage and restarts the controller-manager,
+// whose start loads the server further. On a scaled clock each is kept
+// that long in real time. Nothing in the cluster decides on them: they
+// only bound work.
+func scaledTimeouts(c *v1alpha1.Cluster) []string {
 	if c.Status == nil || c.Status.Clock == nil || c.Status.Clock.Scale <= 1 {
 		return nil
 	}
-	return []string{"--request-timeout=" + (time.Minute * time.Duration(c.Status.Clock.Scale)).String()}
+	scale := time.Duration(c.Status.Clock.Scale)
+	return []string{
+		"--request-timeout=" + (time.Minute * scale).String(),
+		// upstream's defaults, 2 s each
+		"--etcd-healthcheck-timeout=" + (2 * time.Second * scale).String(),
+		"--etcd-readycheck-timeout=" + (2 * time.Second * scale).String(),
+	}
 }
 
 func tolerationSeconds(c *v1alpha1.Cluster) string {
@@ -262,7 +273,13 @@ func askAPIServer(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster, pa
 	return getOK(ctx, client, credentials.APIServerURL(c)+path)
 }
 
-// ProbeReadyz asks the API server's /readyz with client (the admin's).
+// ProbeReadyz asks the API server's readiness with client (the admin's),
+// as APIServerReady does: a hook whose objects kubesim wrote may still
+// run after the cluster started, and is no outage.
 func ProbeReadyz(ctx context.Context, client *http.Client, c *v1alpha1.Cluster) error {
-	return getOK(ctx, client, credentials.APIServerURL(c)+"/readyz")
+	path := "/readyz"
+	if OwnVersion(c) {
+		path = APIServerReadyPath()
+	}
+	return getOK(ctx, client, credentials.APIServerURL(c)+path)
 }

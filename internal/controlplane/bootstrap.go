@@ -214,7 +214,7 @@ func installCRD(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster, comp
 			crd.Spec.Conversion = conversion
 		}
 	}
-	// As long as the API server gives any request (scaledRequestTimeout):
+	// As long as the API server gives any request (scaledTimeouts):
 	// a big CRD (Kueue's) takes its create seconds of real work on a busy
 	// machine, which 10 s of a 60× clock would cut off at a sixth of one.
 	cfg, err := credentials.SetupConfig(d, time.Minute)

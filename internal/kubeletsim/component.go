@@ -58,24 +58,15 @@ func componentDefaults() Options {
 }
 
 func componentOptions(d clusterdir.Dir, c *kubesimv1alpha1.Cluster) *Options {
-	// Node Leases last the node-monitor grace period and are renewed
-	// twice in it (a kubelet renews every 10s: five times in upstream's
-	// 50s grace period, its Leases lasting 40s). Lease renewals are most
-	// of a big idle cluster's writes — at 10,000 nodes four per period
-	// kept the API server near two cores — and one late renewal still
-	// leaves half the grace period to spare.
-	grace := c.NodeLifecycle.NodeMonitorGracePeriod.Duration
+	// Node Leases last the node-monitor grace period; renewing one
+	// twice in it (at 10,000 nodes four times kept the API server near
+	// two cores) still leaves half the grace period after a late one.
 	o := DefaultOptions()
 	o.Kubeconfig = d.ComponentKubeconfig(identity.File)
 	o.ManageAllNodes = true
 	o.Holder = "kubesim-" + c.Name
-	o.LeaseDuration, o.LeaseRenewInterval = grace, grace/2
-	// On a scaled clock the point is upstream's timings: renew as a
-	// kubelet does (10s of upstream's 50s grace period), so a dead node
-	// is found 40-50s after its last renewal, not 25-50s.
-	if c.TimeScale > 1 {
-		o.LeaseRenewInterval = grace / 5
-	}
+	o.LeaseDuration = c.NodeLifecycle.NodeMonitorGracePeriod.Duration
+	o.LeaseRenewInterval = c.NodeLeaseRenewInterval()
 	o.NodeIPRange = c.Networking.NodeSubnet
 	o.StageSet = c.Stages
 	// Nodes advertise a real kubelet's port. The API server reaches it

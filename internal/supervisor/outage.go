@@ -64,27 +64,39 @@ func (g *outageGate) set(answering bool) (changed bool) {
 // The supervisor runs on real time, the components on the cluster's
 // clock: every limit below is the cluster's, in real time. At 60x a
 // 50s grace period is under a second, so the server is probed often
-// enough, and given little enough time to answer, for the held
-// components to stop well within it.
+// enough for the held components to stop well within it.
 
 // silenceLimit is how long the API server may be silent before components
-// HeldDuringOutages stop: a quarter of the node grace period. A node's
-// Lease is renewed every half grace period (more often on a scaled
-// clock), so the controller-manager cannot judge a node dead sooner than
-// half a grace period into an outage.
-func silenceLimit(grace time.Duration, clock *v1alpha1.Clock) time.Duration {
-	return max(clusterclock.RealTime(grace/4, clock), minProbe)
+// HeldDuringOutages stop: half the time the controller-manager needs to
+// judge a node dead into an outage, a grace period after the last
+// renewal it saw (NodeLeaseRenewInterval), so no sooner than the grace
+// period less a renew interval.
+func silenceLimit(c *v1alpha1.Cluster) time.Duration {
+	earliest := c.NodeLifecycle.NodeMonitorGracePeriod.Duration - c.NodeLeaseRenewInterval()
+	var clock *v1alpha1.Clock
+	if c.Status != nil {
+		clock = c.Status.Clock
+	}
+	return max(clusterclock.RealTime(earliest/2, clock), minProbe)
 }
 
-// probeTimings are how often the API server is probed and how long each
-// probe may take (one that times out is silence): a quarter and a half of
-// the silence limit, at most twice a second and a second, and at least
-// minProbe and twice that (a busy server's /readyz still answers in it).
-func probeTimings(limit time.Duration) (every, timeout time.Duration) {
-	return min(max(limit/4, minProbe), 500*time.Millisecond), min(max(limit/2, 2*minProbe), time.Second)
+// probeEvery is how often a probe starts: a quarter of the silence limit,
+// at least minProbe and at most twice a second.
+func probeEvery(limit time.Duration) time.Duration {
+	return min(max(limit/4, minProbe), 500*time.Millisecond)
 }
 
-const minProbe = 50 * time.Millisecond
+const (
+	minProbe = 50 * time.Millisecond
+	// Probes overlap: silence is the time since the last answer, not a
+	// probe's deadline, so a busy server whose /readyz takes longer than
+	// the limit (at 60× 208 ms, on a machine where its Lease renewals
+	// still land) is not taken for a silent one — which used to restart
+	// the controller-manager again and again, each start loading the
+	// server further. This many probes wait at once while the server is
+	// frozen, each up to 2 s (getOK).
+	probesInFlight = 8
+)
 
 // watchAPIServer keeps s.outage up to date until ctx ends, stopping the
 // held components when an outage begins; keepRunning starts them again
@@ -97,36 +109,62 @@ func (s *supervisor) watchAPIServer(ctx context.Context) {
 		s.logger.Printf("not watching the API server for outages: %v", err)
 		return
 	}
-	lastAnswer := time.Now()
-	for {
-		cfg := s.config()
-		limit := silenceLimit(cfg.NodeLifecycle.NodeMonitorGracePeriod.Duration, cfg.Status.Clock)
-		every, timeout := probeTimings(limit)
-		select {
-		case <-ctx.Done():
+	probe := func(ctx context.Context) error { return controlplane.ProbeReadyz(ctx, client, s.config()) }
+	limit := func() time.Duration { return silenceLimit(s.config()) }
+	watchSilence(ctx, probe, limit, func(answering bool, silent time.Duration, why string) {
+		if !s.outage.set(answering) {
 			return
-		case <-time.After(every):
 		}
-		probeCtx, cancel := context.WithTimeout(ctx, timeout)
-		err := controlplane.ProbeReadyz(probeCtx, client, cfg)
-		cancel()
-		if err == nil {
-			lastAnswer = time.Now()
-			if s.outage.set(true) {
-				s.logger.Printf("the API server answers again")
-			}
-			continue
+		if answering {
+			s.logger.Printf("the API server answers again")
+			return
 		}
-		silent := time.Since(lastAnswer)
-		if silent < limit || !s.outage.set(false) {
-			continue
-		}
-		s.logger.Printf("the API server has not answered for %s (%v)", silent.Round(time.Millisecond), err)
+		s.logger.Printf("the API server has not answered for %s (%s)", silent.Round(time.Millisecond), why)
 		for _, comp := range controlplane.Components() {
 			if comp.HeldDuringOutages {
 				s.askRestart(comp.Name, restartRequest{kill: true,
 					reason: "the API server does not answer; it judges nodes by Leases nobody can renew now, so it waits for the server"})
 			}
+		}
+	})
+}
+
+// watchSilence starts a probe every probeEvery(limit()) until ctx ends,
+// and reports each answer (answering true) and, at each start, a silence
+// of limit() or more since the last answer, with the last probe's error.
+func watchSilence(ctx context.Context, probe func(context.Context) error, limit func() time.Duration,
+	report func(answering bool, silent time.Duration, why string)) {
+	answers := make(chan error, probesInFlight)
+	inFlight := 0
+	lastAnswer := time.Now()
+	var lastErr error
+	tick := time.NewTicker(minProbe)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case err := <-answers:
+			inFlight--
+			if lastErr = err; err == nil {
+				lastAnswer = time.Now()
+				report(true, 0, "")
+			}
+			continue
+		case <-tick.C:
+		}
+		l := limit()
+		tick.Reset(probeEvery(l))
+		if inFlight < probesInFlight {
+			inFlight++
+			go func() { answers <- probe(ctx) }()
+		}
+		if silent := time.Since(lastAnswer); silent >= l {
+			why := "its probes still wait"
+			if lastErr != nil {
+				why = lastErr.Error()
+			}
+			report(false, silent, why)
 		}
 	}
 }
