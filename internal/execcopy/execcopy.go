@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -42,10 +43,18 @@ const dirName = ".kubesim-exec"
 // while it is there.
 const kept = 2
 
+// one makes the supervisor's calls one at a time: it starts a version's
+// API server, controller-manager and scheduler at once, which would each
+// write that binary's first copy (all valid, the last rename winning,
+// two of them wasted writing).
+var one sync.Mutex
+
 // For returns the path of exe's copy to run components from, made if
 // need be and read into the page cache; exe itself if no copy can be had,
 // with the reason.
 func For(exe string) (string, error) {
+	one.Lock()
+	defer one.Unlock()
 	st, err := os.Stat(exe)
 	if err != nil {
 		return exe, err

@@ -105,6 +105,50 @@ func TestForCopiesOncePerBuild(t *testing.T) {
 	}
 }
 
+// A version's API server, controller-manager and scheduler start at once:
+// the first copy of its binary is written once, not once each.
+func TestForCopiesOnceWhenAskedAtOnce(t *testing.T) {
+	const size = 32 << 20
+	exe := binary(t, t.TempDir(), size)
+	before := written(t)
+	done := make(chan string, 3)
+	for range 3 {
+		go func() {
+			path, err := For(exe)
+			if err != nil {
+				t.Error(err)
+			}
+			done <- path
+		}()
+	}
+	for range 3 {
+		<-done
+	}
+	if w := written(t) - before; w >= 2*size {
+		t.Errorf("three calls at once wrote %d MiB for a %d MiB binary", w>>20, size>>20)
+	}
+}
+
+// written is how many bytes this process has written (/proc/self/io).
+func written(t *testing.T) int64 {
+	t.Helper()
+	stats, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		t.Skip(err)
+	}
+	for line := range strings.Lines(string(stats)) {
+		if v, ok := strings.CutPrefix(line, "wchar: "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Skip("no wchar in /proc/self/io")
+	return 0
+}
+
 // Where others may write beside the binary, the copy goes to the user's
 // cache directory; where neither will do, the binary runs as it is.
 func TestForFallsBack(t *testing.T) {
