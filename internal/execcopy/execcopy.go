@@ -43,6 +43,20 @@ const dirName = ".kubesim-exec"
 // while it is there.
 const kept = 2
 
+// OriginalEnv names, to a supervisor that runs from a copy, the binary it
+// was copied from: a Kubernetes version's binary is found beside that one,
+// and the components' copies are made of it.
+const OriginalEnv = "KUBESIM_EXECUTABLE"
+
+// Executable is the binary this process was started as: the original
+// (OriginalEnv) when it runs from a copy, else os.Executable.
+func Executable() (string, error) {
+	if exe := os.Getenv(OriginalEnv); exe != "" {
+		return exe, nil
+	}
+	return os.Executable()
+}
+
 // one makes the supervisor's calls one at a time: it starts a version's
 // API server, controller-manager and scheduler at once, which would each
 // write that binary's first copy (all valid, the last rename winning,

@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"k8s.io/component-base/version"
+
+	"github.com/kubesim/kubesim/internal/execcopy"
 )
 
 // Version is one Kubernetes version kubesim offers.
@@ -94,7 +96,7 @@ func (v Version) Binary() error {
 func BinaryName(minor string) string { return "kubesim-k8s-" + minor }
 
 func (v Version) path() (string, error) {
-	exe, err := os.Executable()
+	exe, err := execcopy.Executable() // beside the original, not its copy
 	if err != nil {
 		return "", err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/kubesim/kubesim/internal/component"
 	"github.com/kubesim/kubesim/internal/controlplane"
 	"github.com/kubesim/kubesim/internal/credentials"
+	"github.com/kubesim/kubesim/internal/execcopy"
 )
 
 // The supervisor protocol, as seen from the commands that start and stop
@@ -51,7 +52,7 @@ func keepNoInheritedFiles() {
 // waits until the cluster can serve a user (Ready). If it does not within
 // wait, what was started is stopped again.
 func Launch(ctx context.Context, home string, d clusterdir.Dir, wait time.Duration) error {
-	exe, err := os.Executable()
+	exe, err := execcopy.Executable()
 	if err != nil {
 		return err
 	}
@@ -64,9 +65,15 @@ func Launch(ctx context.Context, home string, d clusterdir.Dir, wait time.Durati
 	}
 	defer logFile.Close()
 	opts := &Options{Home: home, Name: d.Name}
-	cmd := exec.Command(exe, append([]string{"component", Name}, component.Args(opts)...)...)
+	// The supervisor too runs from a copy in small pages (execcopy): from
+	// the binary itself it held ~75 MiB of it.
+	run, err := execcopy.For(exe)
+	if err != nil {
+		fmt.Fprintf(logFile, "the supervisor runs from %s, not a copy of it in small pages: %v\n", exe, err)
+	}
+	cmd := exec.Command(run, append([]string{"component", Name}, component.Args(opts)...)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile // a crash's last words; it logs itself
-	cmd.Env = processEnv(gcPercent)
+	cmd.Env = append(processEnv(gcPercent), execcopy.OriginalEnv+"="+exe)
 	// Its own session: the cluster outlives this command and the terminal.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	keepNoInheritedFiles()

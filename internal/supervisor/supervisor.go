@@ -123,7 +123,7 @@ func Supervise(ctx context.Context, opts Options) error {
 	if err := os.Remove(controlplane.APIServerSetUpFile(d)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	exe, err := os.Executable()
+	exe, err := execcopy.Executable()
 	if err != nil {
 		return err
 	}

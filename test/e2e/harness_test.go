@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -237,6 +238,18 @@ func (e *env) componentPID(cluster, component string) int {
 			args = args[1:]
 		}
 		if len(args) > 1 && args[1] == component && strings.Contains(string(cmdline), e.clusterDir(cluster)+"/") {
+			return pid
+		}
+	}
+	return 0
+}
+
+// supervisorPID returns the pid of a cluster's supervisor, or 0.
+func (e *env) supervisorPID(cluster string) int {
+	for _, pid := range e.processes() {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		args := strings.Split(string(cmdline), "\x00")
+		if len(args) > 2 && args[1] == "component" && args[2] == "supervisor" && slices.Contains(args, "--name="+cluster) {
 			return pid
 		}
 	}

@@ -104,6 +104,12 @@ func versionCore(t *testing.T, e *env, release string) {
 			t.Errorf("%s runs from %q (pid %d, %v), want kubesim-k8s-%s", comp, exe, pid, err, v)
 		}
 	}
+	// The supervisor runs from a copy of kubesim (execcopy), and found the
+	// version's binary beside the original.
+	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", e.supervisorPID(name))); err != nil ||
+		!strings.Contains(exe, "/.kubesim-exec/") && !strings.Contains(exe, "/kubesim/exec/") {
+		t.Errorf("the supervisor runs from %q (%v), want a copy of kubesim", exe, err)
+	}
 	var clusters []struct{ Name, Kubernetes string }
 	if err := json.Unmarshal([]byte(e.must("get", "clusters", "-o", "json").stdout), &clusters); err != nil {
 		t.Fatal(err)
