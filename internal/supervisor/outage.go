@@ -90,7 +90,7 @@ const (
 	minProbe = 50 * time.Millisecond
 	// Probes overlap: silence is the time since the last answer, not a
 	// probe's deadline, so a busy server whose /readyz takes longer than
-	// the limit (at 60× 208 ms, on a machine where its Lease renewals
+	// the limit (at 60× 333 ms, on a machine where its Lease renewals
 	// still land) is not taken for a silent one — which used to restart
 	// the controller-manager again and again, each start loading the
 	// server further. This many probes wait at once while the server is
