@@ -240,10 +240,15 @@ func APIServerSetUpFile(d clusterdir.Dir) string {
 // server writes its own default policy, which kubesim's version's would
 // not be: there its hooks are waited for.
 func APIServerReady(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster) error {
+	return askAPIServer(ctx, d, c, readyPath(c))
+}
+
+// readyPath is c's API server's readiness (APIServerReady).
+func readyPath(c *v1alpha1.Cluster) string {
 	if !OwnVersion(c) {
-		return askAPIServer(ctx, d, c, "/readyz")
+		return "/readyz"
 	}
-	return askAPIServer(ctx, d, c, APIServerReadyPath())
+	return APIServerReadyPath()
 }
 
 // OwnVersion reports whether c runs the Kubernetes version kubesim is
@@ -277,9 +282,5 @@ func askAPIServer(ctx context.Context, d clusterdir.Dir, c *v1alpha1.Cluster, pa
 // as APIServerReady does: a hook whose objects kubesim wrote may still
 // run after the cluster started, and is no outage.
 func ProbeReadyz(ctx context.Context, client *http.Client, c *v1alpha1.Cluster) error {
-	path := "/readyz"
-	if OwnVersion(c) {
-		path = APIServerReadyPath()
-	}
-	return getOK(ctx, client, credentials.APIServerURL(c)+path)
+	return getOK(ctx, client, credentials.APIServerURL(c)+readyPath(c))
 }
