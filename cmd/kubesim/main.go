@@ -7,6 +7,7 @@ import (
 
 	"github.com/kubesim/kubesim/internal/cli"
 	"github.com/kubesim/kubesim/internal/entrypoint"
+	_ "github.com/kubesim/kubesim/internal/kubectltext" // components skip kubectl's translations
 )
 
 func main() {
