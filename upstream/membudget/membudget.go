@@ -105,16 +105,18 @@ const trimInterval = 10 * time.Second
 // last this many intervals at the pace it allocated in the last one.
 const quietIntervals = 8
 
-// minTrim is the least room worth handing back.
-const minTrim = 64 << 20
+// minTrim is the least room worth handing back. A small one counts: an
+// idle usage-metrics' heap is ~18 MB live with as much room again, and a
+// trim costs a collection of the live heap (milliseconds at that size).
+const minTrim = 8 << 20
 
 // shouldTrim says whether a heap holding room bytes beyond its live ones,
 // which allocated bytes in the last interval, should hand the room back:
-// the room is more than the live heap (and minTrim), and the process is
-// quiet. A busy process keeps its room; giving it back would only cost
+// the room is more than half the live heap (and minTrim), and the process
+// is quiet. A busy process keeps its room; giving it back would only cost
 // page faults to take it again.
 func shouldTrim(room, live, allocated uint64) bool {
-	return room > max(live, minTrim) && allocated*quietIntervals < room
+	return room > max(live/2, minTrim) && allocated*quietIntervals < room
 }
 
 // trimWhenQuiet hands the heap's room back to the system, after a

@@ -35,8 +35,9 @@ func TestShouldTrimOnlyRoomBeyondTheLiveHeapOfAQuietProcess(t *testing.T) {
 	}{
 		{500 * mi, 240 * mi, 5 * mi, true},    // an idle API server holding its busy spell's room
 		{500 * mi, 240 * mi, 100 * mi, false}, // a busy one: the room lasts five intervals
-		{200 * mi, 240 * mi, 0, false},        // room under the live heap: GOGC=100's own
-		{48 * mi, 8 * mi, 0, false},           // too little to bother
+		{100 * mi, 240 * mi, 0, false},        // room under half the live heap
+		{6 * mi, 2 * mi, 0, false},            // too little to bother
+		{17 * mi, 18 * mi, 1 * mi, true},      // an idle usage-metrics
 		{96 * mi, 8 * mi, 11 * mi, true},      // a quiet small process
 		{96 * mi, 8 * mi, 13 * mi, false},     // eight intervals is the bar
 	} {
