@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 )
 
@@ -469,12 +470,18 @@ func impersonating(t *testing.T, kubeconfig, user string) string {
 
 func scaleDeployment(t *testing.T, client kubernetes.Interface, name string, replicas int32) {
 	t.Helper()
-	s, err := client.AppsV1().Deployments("default").GetScale(context.Background(), name, metav1.GetOptions{})
+	// The deployment controller writes the Deployment too: read again on a
+	// conflict, as kubectl scale would not meet one.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s, err := client.AppsV1().Deployments("default").GetScale(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s.Spec.Replicas = replicas
+		_, err = client.AppsV1().Deployments("default").UpdateScale(context.Background(), name, s, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	s.Spec.Replicas = replicas
-	if _, err := client.AppsV1().Deployments("default").UpdateScale(context.Background(), name, s, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
