@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 	"testing"
 	"time"
 )
@@ -100,5 +101,17 @@ func TestKeepLiftsTheLimitWhenTheLiveHeapOutgrowsHalfTheShare(t *testing.T) {
 	}
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("GOGC %d with the limit lifted, want 100", got)
+	}
+}
+
+func TestTrimDropsWhatPoolsHold(t *testing.T) {
+	// One P: a pool keeps what was put on each P apart, and a Get on
+	// another P would not see it even before a collection.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var pool sync.Pool // no New: Get returns nil once the pool is empty
+	pool.Put(make([]byte, 1<<20))
+	trim()
+	if got := pool.Get(); got != nil {
+		t.Fatalf("after a trim a sync.Pool still gave back its %d-byte buffer: the trim's memory stays in the heap", len(got.([]byte)))
 	}
 }
