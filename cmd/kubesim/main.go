@@ -7,14 +7,14 @@ import (
 
 	"github.com/kubesim/kubesim/internal/cli"
 	"github.com/kubesim/kubesim/internal/entrypoint"
-	_ "github.com/kubesim/kubesim/internal/kubectltext" // components skip kubectl's translations
+	"github.com/kubesim/kubesim/internal/kubectltext" // its init: components skip kubectl's translations
 )
 
 func main() {
 	// `kubesim component NAME ARGS` is how the supervisor re-executes this
 	// binary as one control-plane process; it bypasses the CLI entirely so
 	// each upstream component parses its own flags.
-	if len(os.Args) > 2 && os.Args[1] == "component" {
+	if kubectltext.IsComponent(os.Args) {
 		os.Exit(entrypoint.Run(os.Args[2], os.Args[3:]))
 	}
 	os.Exit(cli.Main(os.Args[1:]))

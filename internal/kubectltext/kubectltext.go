@@ -20,7 +20,7 @@ import (
 )
 
 func init() {
-	if !isComponent(os.Args) {
+	if !IsComponent(os.Args) {
 		return
 	}
 	_ = i18n.SetLoadTranslationsFunc(noCatalogue)
@@ -29,8 +29,8 @@ func init() {
 // noCatalogue loads nothing: a translation is then its English source text.
 func noCatalogue() error { return nil }
 
-// isComponent says whether args run one process of a cluster (`kubesim
-// component NAME ...`), as main decides.
-func isComponent(args []string) bool {
+// IsComponent says whether args run one process of a cluster (`kubesim
+// component NAME ...`). main decides by it too, so the two cannot differ.
+func IsComponent(args []string) bool {
 	return len(args) > 2 && args[1] == "component"
 }

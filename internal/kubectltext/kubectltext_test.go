@@ -17,8 +17,8 @@ func TestIsComponent(t *testing.T) {
 		{[]string{"kubesim", "create", "cluster"}, false},
 		{[]string{"kubesim"}, false},
 	} {
-		if got := isComponent(tc.args); got != tc.want {
-			t.Errorf("isComponent(%q) = %v, want %v", tc.args, got, tc.want)
+		if got := IsComponent(tc.args); got != tc.want {
+			t.Errorf("IsComponent(%q) = %v, want %v", tc.args, got, tc.want)
 		}
 	}
 }
